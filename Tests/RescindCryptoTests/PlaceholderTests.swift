@@ -1,0 +1,3 @@
+import Testing
+@testable import RescindCrypto
+@Test func placeholder() { #expect(Bool(true)) }

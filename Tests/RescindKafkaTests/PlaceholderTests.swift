@@ -1,0 +1,3 @@
+import Testing
+@testable import RescindKafka
+@Test func placeholder() { #expect(Bool(true)) }

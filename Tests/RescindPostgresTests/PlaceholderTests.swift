@@ -1,0 +1,3 @@
+import Testing
+@testable import RescindPostgres
+@Test func placeholder() { #expect(Bool(true)) }
