@@ -1,3 +1,0 @@
-import Testing
-@testable import RescindPostgres
-@Test func placeholder() { #expect(Bool(true)) }
