@@ -1,0 +1,198 @@
+import CLibCrypto
+
+/// AES-256-GCM bound to one key, for sealing and opening many records.
+///
+/// Holds one OpenSSL context per direction with the key schedule computed once, and a buffer
+/// of pre-drawn random nonces (see `NonceBuffer`), so a seal or open costs one IV reset, the
+/// GCM pass, and the single allocation of its result.
+///
+/// Not `Sendable`: the contexts carry per-operation state. Use one cipher per thread (the
+/// batch `AESGCM.reseal` gives each worker its own).
+public final class AESGCMCipher {
+    private let key: SecretKey
+    private let nonces: NonceBuffer
+    private var sealContext: EVPCipherContext?
+    private var openContext: EVPCipherContext?
+
+    /// A cipher for `key`. OpenSSL state is created on first use, so errors surface from
+    /// `seal`/`open`.
+    public convenience init(key: SecretKey) {
+        self.init(key: key, noncesPerRefill: 64)
+    }
+
+    init(key: SecretKey, noncesPerRefill: Int) {
+        self.key = key
+        self.nonces = NonceBuffer(noncesPerRefill: noncesPerRefill)
+    }
+
+    /// Encrypts `plaintext` with a fresh random 96-bit nonce, authenticating `associatedData`.
+    /// - Throws: `CryptoError.invalidInput` (too large), `randomGenerationFailed`,
+    ///   `libraryFailure`.
+    public func seal(_ plaintext: [UInt8], authenticating associatedData: [UInt8] = []) throws -> AESGCM.SealedBox {
+        try plaintext.withUnsafeBytes { plaintext in
+            try associatedData.withUnsafeBytes { associatedData in
+                try seal(plaintext, authenticating: associatedData, fixedNonce: nil)
+            }
+        }
+    }
+
+    /// Decrypts and verifies `box`.
+    /// - Throws: `CryptoError.authenticationFailed` unless key, nonce, ciphertext, tag and
+    ///   associated data are exactly those that were sealed. Never returns partial plaintext.
+    public func open(_ box: AESGCM.SealedBox, authenticating associatedData: [UInt8] = []) throws -> [UInt8] {
+        let count = box.ciphertextByteCount
+        return try box.combined.withUnsafeBytes { combined in
+            try associatedData.withUnsafeBytes { associatedData in
+                try [UInt8](unsafeUninitializedCapacity: count) { output, initializedCount in
+                    try open(
+                        combined: combined,
+                        authenticating: associatedData,
+                        into: UnsafeMutableRawBufferPointer(output)
+                    )
+                    initializedCount = count
+                }
+            }
+        }
+    }
+
+    // MARK: Core (internal: the resealer and the known-answer tests use it)
+
+    /// Seals into a new combined buffer. `fixedNonce` exists for known-answer tests only and
+    /// must never be reachable from the public API: nonce reuse under GCM leaks the
+    /// authentication key and the XOR of plaintexts.
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        fixedNonce: UnsafeRawBufferPointer?
+    ) throws -> AESGCM.SealedBox {
+        guard plaintext.count <= AESGCM.maximumMessageByteCount,
+            associatedData.count <= Int(Int32.max)
+        else {
+            throw CryptoError(.invalidInput)
+        }
+        let context = try sealer()
+        let total = plaintext.count + AESGCM.overheadByteCount
+        let combined = try [UInt8](unsafeUninitializedCapacity: total) { output, initializedCount in
+            let base = UnsafeMutableRawPointer(output.baseAddress!)
+            if let fixedNonce {
+                precondition(fixedNonce.count == AESGCM.nonceByteCount)
+                base.copyMemory(from: fixedNonce.baseAddress!, byteCount: AESGCM.nonceByteCount)
+            } else {
+                try nonces.take(into: base)
+            }
+            let ciphertext = (base + AESGCM.nonceByteCount).assumingMemoryBound(to: UInt8.self)
+            try context.withContext { ctx in
+                try OpenSSLError.check(
+                    EVP_CipherInit_ex(ctx, nil, nil, nil, base.assumingMemoryBound(to: UInt8.self), -1),
+                    or: .libraryFailure
+                )
+                var written: Int32 = 0
+                if associatedData.count > 0 {
+                    try OpenSSLError.check(
+                        EVP_CipherUpdate(ctx, nil, &written, typedBase(associatedData), Int32(associatedData.count)),
+                        or: .libraryFailure
+                    )
+                }
+                if plaintext.count > 0 {
+                    try OpenSSLError.check(
+                        EVP_CipherUpdate(ctx, ciphertext, &written, typedBase(plaintext), Int32(plaintext.count)),
+                        or: .libraryFailure
+                    )
+                }
+                try OpenSSLError.check(
+                    EVP_CipherFinal_ex(ctx, ciphertext + plaintext.count, &written),
+                    or: .libraryFailure
+                )
+                try OpenSSLError.check(
+                    EVP_CIPHER_CTX_ctrl(
+                        ctx,
+                        EVP_CTRL_GCM_GET_TAG,
+                        Int32(AESGCM.tagByteCount),
+                        UnsafeMutableRawPointer(ciphertext + plaintext.count)
+                    ),
+                    or: .libraryFailure
+                )
+            }
+            initializedCount = total
+        }
+        return AESGCM.SealedBox(validatedCombined: combined)
+    }
+
+    /// Opens a combined buffer into `output` (at least ciphertext-sized). On any failure the
+    /// first ciphertext-length bytes of `output` are zeroed before the error is thrown.
+    func open(
+        combined: UnsafeRawBufferPointer,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard combined.count >= AESGCM.overheadByteCount, associatedData.count <= Int(Int32.max) else {
+            throw CryptoError(.invalidInput)
+        }
+        let count = combined.count - AESGCM.overheadByteCount
+        precondition(output.count >= count)
+        let context = try opener()
+        let nonce: UnsafePointer<UInt8> = typedBase(combined)
+        let ciphertext = nonce + AESGCM.nonceByteCount
+        let tag = ciphertext + count
+        do {
+            try context.withContext { ctx in
+                try OpenSSLError.check(EVP_CipherInit_ex(ctx, nil, nil, nil, nonce, -1), or: .libraryFailure)
+                var written: Int32 = 0
+                if associatedData.count > 0 {
+                    try OpenSSLError.check(
+                        EVP_CipherUpdate(ctx, nil, &written, typedBase(associatedData), Int32(associatedData.count)),
+                        or: .libraryFailure
+                    )
+                }
+                var sink: UInt8 = 0
+                let plaintext = count > 0 ? output.baseAddress!.assumingMemoryBound(to: UInt8.self) : nil
+                if let plaintext {
+                    try OpenSSLError.check(
+                        EVP_CipherUpdate(ctx, plaintext, &written, ciphertext, Int32(count)),
+                        or: .libraryFailure
+                    )
+                }
+                try OpenSSLError.check(
+                    EVP_CIPHER_CTX_ctrl(
+                        ctx,
+                        EVP_CTRL_GCM_SET_TAG,
+                        Int32(AESGCM.tagByteCount),
+                        UnsafeMutableRawPointer(mutating: tag)
+                    ),
+                    or: .libraryFailure
+                )
+                // GCM's final writes no bytes; it only compares the tag.
+                let verified = withUnsafeMutablePointer(to: &sink) { sink in
+                    EVP_CipherFinal_ex(ctx, plaintext.map { $0 + count } ?? sink, &written)
+                }
+                guard verified == 1 else {
+                    throw OpenSSLError.drain(as: .authenticationFailed)
+                }
+            }
+        } catch {
+            Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: output[..<count]))
+            throw error
+        }
+    }
+
+    private func sealer() throws -> EVPCipherContext {
+        if let sealContext { return sealContext }
+        let context = try key.withUnsafeBytes {
+            try EVPCipherContext(algorithm: .aes256GCM, key: $0, encrypting: true)
+        }
+        sealContext = context
+        return context
+    }
+
+    private func opener() throws -> EVPCipherContext {
+        if let openContext { return openContext }
+        let context = try key.withUnsafeBytes {
+            try EVPCipherContext(algorithm: .aes256GCM, key: $0, encrypting: false)
+        }
+        openContext = context
+        return context
+    }
+}
+
+@available(*, unavailable, message: "AESGCMCipher holds OpenSSL state: use one per thread")
+extension AESGCMCipher: Sendable {}

@@ -1,0 +1,83 @@
+/// Re-encrypts records from one key to another: open under the old key and associated data,
+/// seal under the new key with a fresh nonce and new associated data.
+///
+/// This is the per-record step of a revocation (old FMK → new FMK) and of a cryptographic
+/// erasure (FMK → ephemeral key that is never stored). The plaintext passes through one
+/// reusable scratch buffer that is zeroed after every record, so a record costs no allocation
+/// besides its result and plaintext never outlives the call.
+///
+/// Not `Sendable`: use one resealer per thread (`AESGCM.reseal(_:from:to:)` does).
+public final class AESGCMResealer {
+    private let opener: AESGCMCipher
+    private let sealer: AESGCMCipher
+    private var scratch: UnsafeMutableRawBufferPointer
+
+    public init(from oldKey: SecretKey, to newKey: SecretKey) {
+        opener = AESGCMCipher(key: oldKey)
+        sealer = AESGCMCipher(key: newKey)
+        scratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    deinit {
+        Sodium.zero(scratch)
+        scratch.deallocate()
+    }
+
+    /// Re-encrypts one box.
+    /// - Throws: `CryptoError.authenticationFailed` if `box` does not open under the old key
+    ///   and `oldAssociatedData`; nothing is sealed then.
+    public func reseal(
+        _ box: AESGCM.SealedBox,
+        oldAssociatedData: [UInt8],
+        newAssociatedData: [UInt8]
+    ) throws -> AESGCM.SealedBox {
+        let count = box.ciphertextByteCount
+        reserveScratch(count)
+        let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
+        defer { Sodium.zero(plaintext) }
+        try box.combined.withUnsafeBytes { combined in
+            try oldAssociatedData.withUnsafeBytes { associatedData in
+                try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
+            }
+        }
+        return try newAssociatedData.withUnsafeBytes { associatedData in
+            try sealer.seal(UnsafeRawBufferPointer(plaintext), authenticating: associatedData, fixedNonce: nil)
+        }
+    }
+
+    /// Re-encrypts `requests` in order on the calling thread; all or nothing.
+    /// - Throws: the first failure, with `itemIndex` set to its position in `requests`.
+    public func reseal(_ requests: [AESGCM.ResealRequest]) throws -> [AESGCM.SealedBox] {
+        var results: [AESGCM.SealedBox] = []
+        results.reserveCapacity(requests.count)
+        for index in requests.indices {
+            results.append(try reseal(requests[index], at: index))
+        }
+        return results
+    }
+
+    /// One request, with a failure attributed to `index`.
+    func reseal(_ request: AESGCM.ResealRequest, at index: Int) throws -> AESGCM.SealedBox {
+        do {
+            return try reseal(
+                request.box,
+                oldAssociatedData: request.oldAssociatedData,
+                newAssociatedData: request.newAssociatedData
+            )
+        } catch let error as CryptoError {
+            throw error.at(index: index)
+        }
+    }
+
+    private func reserveScratch(_ count: Int) {
+        guard count > scratch.count else { return }
+        Sodium.zero(scratch)
+        scratch.deallocate()
+        // Round up so a batch of similar records settles on one buffer quickly.
+        let capacity = max(4096, count + count / 4)
+        scratch = .allocate(byteCount: capacity, alignment: 16)
+    }
+}
+
+@available(*, unavailable, message: "AESGCMResealer holds OpenSSL state: use one per thread")
+extension AESGCMResealer: Sendable {}

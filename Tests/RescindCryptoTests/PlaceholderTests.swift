@@ -1,3 +1,0 @@
-import Testing
-@testable import RescindCrypto
-@Test func placeholder() { #expect(Bool(true)) }
