@@ -32,10 +32,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         parameters = try LibPQConnectionInfo.parse(url)
     }
 
-    /// Reads the URL from `RESCIND_DATABASE_URL`, or uses `defaultURL` when it is unset.
+    /// Reads the URL from `RESCIND_DATABASE_URL`, or uses `defaultURL` when it is unset or empty.
     /// - Throws: `.invalidConfiguration` when neither is available or the URL does not parse.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, defaultURL: String? = nil) throws {
-        guard let url = environment[Self.environmentVariable] ?? defaultURL else {
+        let given = environment[Self.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+        guard let url = given ?? defaultURL else {
             throw PostgresError(code: .invalidConfiguration, message: "\(Self.environmentVariable) is not set")
         }
         try self.init(url: url)
