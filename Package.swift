@@ -14,10 +14,18 @@ let package = Package(
         .library(name: "RescindCrypto", targets: ["RescindCrypto"]),
         .library(name: "RescindKafka", targets: ["RescindKafka"]),
         .library(name: "RescindPostgres", targets: ["RescindPostgres"]),
+        .library(name: "RescindProtocol", targets: ["RescindProtocol"]),
+        .library(name: "RescindClient", targets: ["RescindClient"]),
         .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
+        .executable(name: "rescind-grant-service", targets: ["GrantServiceMain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // swift-configuration support is not used: configuration comes from the environment.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
     ],
     targets: [
         // MARK: C libraries, each wrapped exactly once
@@ -64,7 +72,48 @@ let package = Package(
             ]
         ),
 
+        // Typed `RESCIND_*` environment settings, read the same way by every executable.
+        .target(name: "RescindConfiguration"),
+
+        // Messages on the topics, their signed envelope, and the HTTP API's
+        // request/response types: shared by the services, the agent and the CLI.
+        .target(
+            name: "RescindProtocol",
+            dependencies: ["RescindCrypto"]
+        ),
+
+        // The grant service's HTTP API as a client (URLSession: no server stack on devices),
+        // and the owner-side flows built on it.
+        .target(
+            name: "RescindClient",
+            dependencies: ["RescindCrypto", "RescindProtocol"]
+        ),
+
+        // MARK: Services
+
+        .target(
+            name: "GrantService",
+            dependencies: [
+                "RescindConfiguration",
+                "RescindCrypto",
+                "RescindKafka",
+                "RescindPostgres",
+                "RescindProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
+
         // MARK: Executables
+
+        .executableTarget(
+            name: "GrantServiceMain",
+            dependencies: ["GrantService", .product(name: "Logging", package: "swift-log")]
+        ),
 
         .executableTarget(
             name: "RescindDevBroker",
@@ -79,5 +128,14 @@ let package = Package(
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
+        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
+        .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
+        .testTarget(
+            name: "GrantServiceTests",
+            dependencies: [
+                "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )

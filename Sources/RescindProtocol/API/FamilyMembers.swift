@@ -1,0 +1,81 @@
+import Foundation
+
+/// Creates a family member with the owner's copy of FMK v1, wrapped under the owner's master key.
+public struct CreateFamilyMemberRequest: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var wrappedFMK: Data
+
+    public init(familyMemberID: UUID, wrappedFMK: Data) {
+        self.familyMemberID = familyMemberID
+        self.wrappedFMK = wrappedFMK
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case wrappedFMK = "wrapped_fmk"
+    }
+}
+
+/// A family member and the FMK version their records are under.
+public struct FamilyMemberResponse: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var ownerUserID: UUID
+    public var currentFMKVersion: Int
+    public var createdAt: Date
+
+    public init(familyMemberID: UUID, ownerUserID: UUID, currentFMKVersion: Int, createdAt: Date) {
+        self.familyMemberID = familyMemberID
+        self.ownerUserID = ownerUserID
+        self.currentFMKVersion = currentFMKVersion
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case ownerUserID = "owner_user_id"
+        case currentFMKVersion = "current_fmk_version"
+        case createdAt = "created_at"
+    }
+}
+
+/// The family members a user has an active grant for.
+public struct FamilyMemberList: Codable, Sendable, Equatable {
+    public var familyMembers: [FamilyMemberResponse]
+
+    public init(familyMembers: [FamilyMemberResponse]) {
+        self.familyMembers = familyMembers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMembers = "family_members"
+    }
+}
+
+/// The current FMK version, which devices compare with their own to self-heal.
+public struct FMKVersionResponse: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var currentFMKVersion: Int
+
+    public init(familyMemberID: UUID, currentFMKVersion: Int) {
+        self.familyMemberID = familyMemberID
+        self.currentFMKVersion = currentFMKVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case currentFMKVersion = "current_fmk_version"
+    }
+}
+
+/// Hands ownership to a user who already holds an active grant.
+public struct TransferOwnershipRequest: Codable, Sendable, Equatable {
+    public var newOwnerUserID: UUID
+
+    public init(newOwnerUserID: UUID) {
+        self.newOwnerUserID = newOwnerUserID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case newOwnerUserID = "new_owner_user_id"
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// The caller's wrapped FMK and what is needed to unwrap it.
+public struct WrappedKeyResponse: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var fmkVersion: Int
+    public var wrapping: KeyWrapping
+    public var wrappedFMK: Data
+    public var grantedByUserID: UUID
+    public var granterAgreementPublicKey: Data?
+
+    public init(familyMemberID: UUID, fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, grantedByUserID: UUID, granterAgreementPublicKey: Data? = nil) {
+        self.familyMemberID = familyMemberID
+        self.fmkVersion = fmkVersion
+        self.wrapping = wrapping
+        self.wrappedFMK = wrappedFMK
+        self.grantedByUserID = grantedByUserID
+        self.granterAgreementPublicKey = granterAgreementPublicKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case fmkVersion = "fmk_version"
+        case wrapping
+        case wrappedFMK = "wrapped_fmk"
+        case grantedByUserID = "granted_by_user_id"
+        case granterAgreementPublicKey = "granter_agreement_public_key"
+    }
+}
+
+/// Replaces the caller's own wrapped copy at the current version.
+public struct ReplaceKeyRequest: Codable, Sendable, Equatable {
+    public var fmkVersion: Int
+    public var wrapping: KeyWrapping
+    public var wrappedFMK: Data
+    public var granterAgreementPublicKey: Data?
+
+    public init(fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, granterAgreementPublicKey: Data? = nil) {
+        self.fmkVersion = fmkVersion
+        self.wrapping = wrapping
+        self.wrappedFMK = wrappedFMK
+        self.granterAgreementPublicKey = granterAgreementPublicKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case fmkVersion = "fmk_version"
+        case wrapping
+        case wrappedFMK = "wrapped_fmk"
+        case granterAgreementPublicKey = "granter_agreement_public_key"
+    }
+}
+
+/// Grants access with an FMK wrapped from the owner's X25519 key to the grantee's.
+public struct GrantRequest: Codable, Sendable, Equatable {
+    public var granteeUserID: UUID
+    public var fmkVersion: Int
+    public var wrappedFMK: Data
+
+    public init(granteeUserID: UUID, fmkVersion: Int, wrappedFMK: Data) {
+        self.granteeUserID = granteeUserID
+        self.fmkVersion = fmkVersion
+        self.wrappedFMK = wrappedFMK
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case granteeUserID = "grantee_user_id"
+        case fmkVersion = "fmk_version"
+        case wrappedFMK = "wrapped_fmk"
+    }
+}
+
+/// One access grant (wrapped key omitted).
+public struct GrantResponse: Codable, Sendable, Equatable {
+    public var grantID: UUID
+    public var familyMemberID: UUID
+    public var granteeUserID: UUID
+    public var grantedByUserID: UUID
+    public var wrapping: KeyWrapping
+    public var fmkVersion: Int
+    public var createdAt: Date
+    public var revokedAt: Date?
+
+    public init(grantID: UUID, familyMemberID: UUID, granteeUserID: UUID, grantedByUserID: UUID, wrapping: KeyWrapping, fmkVersion: Int, createdAt: Date, revokedAt: Date? = nil) {
+        self.grantID = grantID
+        self.familyMemberID = familyMemberID
+        self.granteeUserID = granteeUserID
+        self.grantedByUserID = grantedByUserID
+        self.wrapping = wrapping
+        self.fmkVersion = fmkVersion
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case grantID = "grant_id"
+        case familyMemberID = "family_member_id"
+        case granteeUserID = "grantee_user_id"
+        case grantedByUserID = "granted_by_user_id"
+        case wrapping
+        case fmkVersion = "fmk_version"
+        case createdAt = "created_at"
+        case revokedAt = "revoked_at"
+    }
+}
+
+/// Who has (or recently had) access.
+public struct GrantList: Codable, Sendable, Equatable {
+    public var grants: [GrantResponse]
+
+    public init(grants: [GrantResponse]) {
+        self.grants = grants
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case grants
+    }
+}

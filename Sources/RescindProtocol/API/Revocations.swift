@@ -1,0 +1,194 @@
+import Foundation
+
+/// Starts revoking one user from one family member.
+public struct BeginRevocationRequest: Codable, Sendable, Equatable {
+    public var revokedUserID: UUID
+    public var reason: String?
+
+    public init(revokedUserID: UUID, reason: String? = nil) {
+        self.revokedUserID = revokedUserID
+        self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case revokedUserID = "revoked_user_id"
+        case reason
+    }
+}
+
+/// Starts revoking one user from every family member the caller owns.
+public struct BeginUserRevocationRequest: Codable, Sendable, Equatable {
+    public var reason: String?
+
+    public init(reason: String? = nil) {
+        self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reason
+    }
+}
+
+/// A revocation in progress: what to re-encrypt, and whom to re-wrap the new FMK for.
+public struct RevocationResponse: Codable, Sendable, Equatable {
+    public var revocationID: UUID
+    public var familyMemberID: UUID
+    public var revokedUserID: UUID
+    public var fromFMKVersion: Int
+    public var newFMKVersion: Int
+    public var recordIDs: [UUID]
+    public var remainingGrantees: [UserResponse]
+    public var expiresAt: Date
+
+    public init(revocationID: UUID, familyMemberID: UUID, revokedUserID: UUID, fromFMKVersion: Int, newFMKVersion: Int, recordIDs: [UUID], remainingGrantees: [UserResponse], expiresAt: Date) {
+        self.revocationID = revocationID
+        self.familyMemberID = familyMemberID
+        self.revokedUserID = revokedUserID
+        self.fromFMKVersion = fromFMKVersion
+        self.newFMKVersion = newFMKVersion
+        self.recordIDs = recordIDs
+        self.remainingGrantees = remainingGrantees
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case revocationID = "revocation_id"
+        case familyMemberID = "family_member_id"
+        case revokedUserID = "revoked_user_id"
+        case fromFMKVersion = "from_fmk_version"
+        case newFMKVersion = "new_fmk_version"
+        case recordIDs = "record_ids"
+        case remainingGrantees = "remaining_grantees"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// Revocations begun together (stolen device).
+public struct RevocationList: Codable, Sendable, Equatable {
+    public var revocations: [RevocationResponse]
+
+    public init(revocations: [RevocationResponse]) {
+        self.revocations = revocations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case revocations
+    }
+}
+
+/// A record re-encrypted under the new FMK.
+public struct StagedRecord: Codable, Sendable, Equatable {
+    public var recordID: UUID
+    public var nonce: Data
+    public var ciphertext: Data
+    public var tag: Data
+
+    public init(recordID: UUID, nonce: Data, ciphertext: Data, tag: Data) {
+        self.recordID = recordID
+        self.nonce = nonce
+        self.ciphertext = ciphertext
+        self.tag = tag
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case recordID = "record_id"
+        case nonce
+        case ciphertext
+        case tag
+    }
+}
+
+/// A batch of re-encrypted records; uploading a record twice keeps the last.
+public struct UploadBatchRequest: Codable, Sendable, Equatable {
+    public var records: [StagedRecord]
+
+    public init(records: [StagedRecord]) {
+        self.records = records
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case records
+    }
+}
+
+/// Upload progress.
+public struct UploadBatchResponse: Codable, Sendable, Equatable {
+    public var staged: Int
+    public var totalStaged: Int
+    public var totalExpected: Int
+
+    public init(staged: Int, totalStaged: Int, totalExpected: Int) {
+        self.staged = staged
+        self.totalStaged = totalStaged
+        self.totalExpected = totalExpected
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case staged
+        case totalStaged = "total_staged"
+        case totalExpected = "total_expected"
+    }
+}
+
+/// The new FMK wrapped for one remaining grantee.
+public struct NewGrant: Codable, Sendable, Equatable {
+    public var granteeUserID: UUID
+    public var wrapping: KeyWrapping
+    public var wrappedFMK: Data
+
+    public init(granteeUserID: UUID, wrapping: KeyWrapping, wrappedFMK: Data) {
+        self.granteeUserID = granteeUserID
+        self.wrapping = wrapping
+        self.wrappedFMK = wrappedFMK
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case granteeUserID = "grantee_user_id"
+        case wrapping
+        case wrappedFMK = "wrapped_fmk"
+    }
+}
+
+/// Commits a revocation: must cover every remaining grantee and no one else.
+public struct CommitRevocationRequest: Codable, Sendable, Equatable {
+    public var newFMKVersion: Int
+    public var grants: [NewGrant]
+    public var clientDurationMs: Int?
+
+    public init(newFMKVersion: Int, grants: [NewGrant], clientDurationMs: Int? = nil) {
+        self.newFMKVersion = newFMKVersion
+        self.grants = grants
+        self.clientDurationMs = clientDurationMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case newFMKVersion = "new_fmk_version"
+        case grants
+        case clientDurationMs = "client_duration_ms"
+    }
+}
+
+/// A committed revocation.
+public struct RevocationCommitted: Codable, Sendable, Equatable {
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var newFMKVersion: Int
+    public var recordsReencrypted: Int
+    public var devicesNotified: Int
+
+    public init(eventID: UUID, familyMemberID: UUID, newFMKVersion: Int, recordsReencrypted: Int, devicesNotified: Int) {
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.newFMKVersion = newFMKVersion
+        self.recordsReencrypted = recordsReencrypted
+        self.devicesNotified = devicesNotified
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id"
+        case familyMemberID = "family_member_id"
+        case newFMKVersion = "new_fmk_version"
+        case recordsReencrypted = "records_reencrypted"
+        case devicesNotified = "devices_notified"
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Adds a device; its Ed25519 key is what it authenticates and signs acks with.
+public struct RegisterDeviceRequest: Codable, Sendable, Equatable {
+    public var deviceID: UUID
+    public var name: String
+    public var signingPublicKey: Data
+
+    public init(deviceID: UUID, name: String, signingPublicKey: Data) {
+        self.deviceID = deviceID
+        self.name = name
+        self.signingPublicKey = signingPublicKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id"
+        case name
+        case signingPublicKey = "signing_public_key"
+    }
+}
+
+/// Registers a user with their public keys and first device, signed with the identity key (`UserRegistration.signingInput`).
+public struct RegisterUserRequest: Codable, Sendable, Equatable {
+    public var userID: UUID
+    public var displayName: String
+    public var agreementPublicKey: Data
+    public var identityPublicKey: Data
+    public var device: RegisterDeviceRequest
+    public var signature: Data
+
+    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, device: RegisterDeviceRequest, signature: Data) {
+        self.userID = userID
+        self.displayName = displayName
+        self.agreementPublicKey = agreementPublicKey
+        self.identityPublicKey = identityPublicKey
+        self.device = device
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case displayName = "display_name"
+        case agreementPublicKey = "agreement_public_key"
+        case identityPublicKey = "identity_public_key"
+        case device
+        case signature
+    }
+}
+
+/// A user's public identity: what a granter needs to wrap an FMK for them.
+public struct UserResponse: Codable, Sendable, Equatable {
+    public var userID: UUID
+    public var displayName: String
+    public var agreementPublicKey: Data
+    public var identityPublicKey: Data
+
+    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data) {
+        self.userID = userID
+        self.displayName = displayName
+        self.agreementPublicKey = agreementPublicKey
+        self.identityPublicKey = identityPublicKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case displayName = "display_name"
+        case agreementPublicKey = "agreement_public_key"
+        case identityPublicKey = "identity_public_key"
+    }
+}
+
+/// A registered device.
+public struct DeviceResponse: Codable, Sendable, Equatable {
+    public var deviceID: UUID
+    public var userID: UUID
+    public var name: String
+    public var signingPublicKey: Data
+    public var registeredAt: Date
+    public var retiredAt: Date?
+
+    public init(deviceID: UUID, userID: UUID, name: String, signingPublicKey: Data, registeredAt: Date, retiredAt: Date? = nil) {
+        self.deviceID = deviceID
+        self.userID = userID
+        self.name = name
+        self.signingPublicKey = signingPublicKey
+        self.registeredAt = registeredAt
+        self.retiredAt = retiredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id"
+        case userID = "user_id"
+        case name
+        case signingPublicKey = "signing_public_key"
+        case registeredAt = "registered_at"
+        case retiredAt = "retired_at"
+    }
+}
+
+/// A user's devices.
+public struct DeviceList: Codable, Sendable, Equatable {
+    public var devices: [DeviceResponse]
+
+    public init(devices: [DeviceResponse]) {
+        self.devices = devices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case devices
+    }
+}
+
+/// Who a bearer token belongs to.
+public struct MeResponse: Codable, Sendable, Equatable {
+    public var user: UserResponse
+    public var device: DeviceResponse
+
+    public init(user: UserResponse, device: DeviceResponse) {
+        self.user = user
+        self.device = device
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user
+        case device
+    }
+}
+
+/// The grant service's message-signing key, which agents pin.
+public struct ServiceKeyResponse: Codable, Sendable, Equatable {
+    public var signingPublicKey: Data
+
+    public init(signingPublicKey: Data) {
+        self.signingPublicKey = signingPublicKey
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case signingPublicKey = "signing_public_key"
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Every access change other than a revocation, on `access_events`, so that the
+/// audit log downstream is complete.
+public struct AccessEvent: Codable, Sendable, Equatable {
+    public static let schema = "rescind.access_event.v1"
+
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case familyMemberCreated = "family_member_created"
+        case accessGranted = "access_granted"
+        case accessRegranted = "access_regranted"
+        case ownershipTransferred = "ownership_transferred"
+        case revokedGrantsPurged = "revoked_grants_purged"
+    }
+
+    public var eventID: UUID
+    public var kind: Kind
+    public var familyMemberID: UUID
+    public var ownerUserID: UUID
+    /// Audit details are sealed to this key (the owner's after the change).
+    public var ownerAgreementPublicKey: Data
+    public var actorUserID: UUID
+    public var targetUserID: UUID?
+    public var fmkVersion: Int
+    /// Kind-specific facts (e.g. `previous_owner_user_id`, `grants_purged`); never key material.
+    public var details: [String: String]
+    public var occurredAt: Date
+
+    public init(
+        eventID: UUID, kind: Kind, familyMemberID: UUID, ownerUserID: UUID, ownerAgreementPublicKey: Data,
+        actorUserID: UUID, targetUserID: UUID?, fmkVersion: Int, details: [String: String], occurredAt: Date
+    ) {
+        self.eventID = eventID
+        self.kind = kind
+        self.familyMemberID = familyMemberID
+        self.ownerUserID = ownerUserID
+        self.ownerAgreementPublicKey = ownerAgreementPublicKey
+        self.actorUserID = actorUserID
+        self.targetUserID = targetUserID
+        self.fmkVersion = fmkVersion
+        self.details = details
+        self.occurredAt = occurredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id", kind, familyMemberID = "family_member_id", ownerUserID = "owner_user_id"
+        case ownerAgreementPublicKey = "owner_agreement_public_key", actorUserID = "actor_user_id"
+        case targetUserID = "target_user_id", fmkVersion = "fmk_version", details, occurredAt = "occurred_at"
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// An instruction to one device after a revocation, on `device_commands`.
+///
+/// Agents act only on commands signed by the pinned grant-service key and
+/// addressed to themselves, and never move to an FMK version below the one they hold.
+public struct DeviceCommand: Codable, Sendable, Equatable {
+    public static let schema = "rescind.device_command.v1"
+
+    public var commandID: UUID
+    public var eventID: UUID
+    public var deviceID: UUID
+    public var action: DeviceAction
+    public var familyMemberID: UUID
+    public var newFMKVersion: Int
+    public var issuedAt: Date
+
+    public init(
+        commandID: UUID, eventID: UUID, deviceID: UUID, action: DeviceAction,
+        familyMemberID: UUID, newFMKVersion: Int, issuedAt: Date
+    ) {
+        self.commandID = commandID
+        self.eventID = eventID
+        self.deviceID = deviceID
+        self.action = action
+        self.familyMemberID = familyMemberID
+        self.newFMKVersion = newFMKVersion
+        self.issuedAt = issuedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case commandID = "command_id", eventID = "event_id", deviceID = "device_id"
+        case action = "type", familyMemberID = "family_member_id"
+        case newFMKVersion = "new_fmk_version", issuedAt = "issued_at"
+    }
+}

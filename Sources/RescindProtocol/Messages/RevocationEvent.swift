@@ -1,0 +1,72 @@
+import Foundation
+
+/// One committed revocation, as the grant service announces it on `revocation_events`.
+///
+/// It names every device expected to act, with the device's signing key, so that
+/// the audit service can verify acknowledgements without asking the grant service.
+public struct RevocationEvent: Codable, Sendable, Equatable {
+    public static let schema = "rescind.revocation_event.v1"
+
+    /// A device that must rotate or erase, and the key its acknowledgement will be signed with.
+    public struct ExpectedDevice: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var userID: UUID
+        public var action: DeviceAction
+        public var signingPublicKey: Data
+
+        public init(deviceID: UUID, userID: UUID, action: DeviceAction, signingPublicKey: Data) {
+            self.deviceID = deviceID
+            self.userID = userID
+            self.action = action
+            self.signingPublicKey = signingPublicKey
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id", userID = "user_id", action
+            case signingPublicKey = "signing_public_key"
+        }
+    }
+
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var ownerUserID: UUID
+    /// The owner's X25519 key: audit details are sealed to it, so only the owner reads them.
+    public var ownerAgreementPublicKey: Data
+    public var revokedUserID: UUID
+    public var revokedByUserID: UUID
+    public var newFMKVersion: Int
+    public var recordsReencrypted: Int
+    public var reason: String?
+    /// Client-side time spent re-encrypting and uploading, when the client reported it.
+    public var clientDurationMs: Int?
+    public var occurredAt: Date
+    public var expectedDevices: [ExpectedDevice]
+
+    public init(
+        eventID: UUID, familyMemberID: UUID, ownerUserID: UUID, ownerAgreementPublicKey: Data,
+        revokedUserID: UUID, revokedByUserID: UUID, newFMKVersion: Int, recordsReencrypted: Int,
+        reason: String?, clientDurationMs: Int?, occurredAt: Date, expectedDevices: [ExpectedDevice]
+    ) {
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.ownerUserID = ownerUserID
+        self.ownerAgreementPublicKey = ownerAgreementPublicKey
+        self.revokedUserID = revokedUserID
+        self.revokedByUserID = revokedByUserID
+        self.newFMKVersion = newFMKVersion
+        self.recordsReencrypted = recordsReencrypted
+        self.reason = reason
+        self.clientDurationMs = clientDurationMs
+        self.occurredAt = occurredAt
+        self.expectedDevices = expectedDevices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id", familyMemberID = "family_member_id", ownerUserID = "owner_user_id"
+        case ownerAgreementPublicKey = "owner_agreement_public_key"
+        case revokedUserID = "revoked_user_id", revokedByUserID = "revoked_by_user_id"
+        case newFMKVersion = "new_fmk_version", recordsReencrypted = "records_reencrypted"
+        case reason, clientDurationMs = "client_duration_ms", occurredAt = "occurred_at"
+        case expectedDevices = "expected_devices"
+    }
+}

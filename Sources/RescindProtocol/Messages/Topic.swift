@@ -1,0 +1,15 @@
+/// The Kafka topics of Rescind. The message key of each is noted: per-key
+/// ordering is what lets consumers see one family member's (or device's) events
+/// in commit order.
+public enum Topic: String, CaseIterable, Sendable, Codable {
+    /// One fact per committed revocation; keyed by family member id.
+    case revocationEvents = "revocation_events"
+    /// Every other access change; keyed by family member id.
+    case accessEvents = "access_events"
+    /// One command per affected device; keyed by device id.
+    case deviceCommands = "device_commands"
+    /// One signed acknowledgement per command; keyed by device id.
+    case deviceAcks = "device_acks"
+    /// What the audit service concluded; keyed by family member id.
+    case auditNotifications = "audit_notifications"
+}

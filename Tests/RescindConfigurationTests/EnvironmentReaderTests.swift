@@ -1,0 +1,31 @@
+import Testing
+
+@testable import RescindConfiguration
+
+@Suite struct EnvironmentReaderTests {
+    @Test func unsetAndEmptyVariablesKeepDefaults() throws {
+        var reader = EnvironmentReader(["EMPTY": "  "])
+        #expect(reader.string("UNSET", default: "d") == "d")
+        #expect(try reader.int("EMPTY", default: 7, range: 0...10) == 7)
+        #expect(reader.namesRead == ["UNSET", "EMPTY"])
+    }
+
+    @Test func parsesTypedValues() throws {
+        var reader = EnvironmentReader(["PORT": " 8081 ", "FLAG": "off", "TTL": "30", "SCHEMA": "grant_2"])
+        #expect(try reader.int("PORT", default: 0, range: 0...65_535) == 8081)
+        #expect(try reader.bool("FLAG", default: true) == false)
+        #expect(try reader.seconds("TTL", default: .seconds(1)) == .seconds(30))
+        #expect(try reader.identifier("SCHEMA", default: "x") == "grant_2")
+        #expect(reader.namesRead == ["PORT", "FLAG", "TTL", "SCHEMA"])
+    }
+
+    @Test func rejectsBadValuesNamingTheVariableButNotTheValue() {
+        var reader = EnvironmentReader(["PORT": "99999", "FLAG": "maybe", "SCHEMA": "x; DROP TABLE", "TTL": "0"])
+        #expect(throws: ConfigurationError.self) { try reader.int("PORT", default: 0, range: 0...65_535) }
+        #expect(throws: ConfigurationError.self) { try reader.bool("FLAG", default: true) }
+        #expect(throws: ConfigurationError.self) { try reader.seconds("TTL", default: .seconds(1)) }
+        let error = #expect(throws: ConfigurationError.self) { try reader.identifier("SCHEMA", default: "x") }
+        #expect(error?.variable == "SCHEMA")
+        #expect(error?.description.contains("DROP") == false)
+    }
+}
