@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import RescindCrypto
+import RescindKafka
+import RescindPostgres
+import RescindProtocol
+import ServiceLifecycle
+
+/// Builds the grant service: the HTTP API, the outbox relay and the janitor,
+/// sharing one connection pool and one Kafka producer.
+public enum GrantServiceApplication {
+    /// Opens the pool and producer, applies migrations if configured, and returns the
+    /// application ready to `run()` (or `runService()`), which stops gracefully on SIGTERM/SIGINT.
+    /// - Parameter onServerRunning: told the bound port (useful with port 0).
+    public static func build(
+        configuration: GrantServiceConfiguration,
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> some ApplicationProtocol {
+        let signingKey = try SigningKeyFile.load(
+            path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
+        var database = try PostgresConfiguration(url: configuration.database.url)
+        database.searchPath = [configuration.database.schema]
+        database.applicationName = "rescind-grant-service"
+        let pool = PostgresConnectionPool(configuration: database, size: configuration.database.poolSize, logger: logger)
+        if configuration.database.migrateOnStart {
+            try await pool.withConnection { connection in
+                try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(identifier: configuration.database.schema)")
+            }
+            let applied = try await PostgresMigrator(
+                directory: URL(fileURLWithPath: configuration.database.migrationsDirectory),
+                schema: configuration.database.schema, logger: logger
+            ).migrate(using: pool)
+            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service"),
+            logger: logger)
+
+        let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
+        let identities = IdentityStore(pool: pool)
+        let families = FamilyMemberStore(pool: pool, outbox: outbox)
+        let router = buildRouter(
+            configuration: configuration, pool: pool, identities: identities, families: families,
+            records: RecordStore(pool: pool),
+            revocations: RevocationStore(
+                pool: pool, families: families, outbox: outbox, stagingLifetime: configuration.lifetimes.staging),
+            serviceKey: signingKey.publicKey)
+
+        var app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: "rescind-grant-service"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        app.addServices(
+            PoolService(pool: pool),
+            OutboxRelay(
+                pool: pool, database: database, producer: producer, batchSize: configuration.outbox.batchSize,
+                pollInterval: configuration.outbox.pollInterval, logger: logger),
+            Janitor(
+                pool: pool, families: families, outbox: outbox, interval: configuration.lifetimes.janitorInterval,
+                retention: configuration.lifetimes.revokedGrantRetention, logger: logger))
+        return app
+    }
+
+    static func buildRouter(
+        configuration: GrantServiceConfiguration, pool: PostgresConnectionPool, identities: IdentityStore,
+        families: FamilyMemberStore, records: RecordStore, revocations: RevocationStore, serviceKey: Ed25519.PublicKey
+    ) -> Router<GrantRequestContext> {
+        let router = Router(context: GrantRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
+        OperationsController(pool: pool, serviceKey: serviceKey).addRoutes(to: router)
+
+        let v1 = router.group("v1")
+        let identity = IdentityController(identities: identities, lifetimes: configuration.lifetimes)
+        identity.addPublicRoutes(to: v1)
+        let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
+        identity.addAuthenticatedRoutes(to: authenticated)
+        FamilyMemberController(families: families).addRoutes(to: authenticated)
+        RecordController(records: records).addRoutes(to: authenticated)
+        RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes)
+            .addRoutes(to: authenticated)
+        return router
+    }
+}
+
+/// Closes the pool after every other service stopped.
+struct PoolService: Service {
+    let pool: PostgresConnectionPool
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import RescindConfiguration
+
+/// Everything the grant service can be told, with the defaults it runs with.
+/// Filled from environment variables in `init(environment:)` only.
+public struct GrantServiceConfiguration: Sendable {
+    public struct HTTP: Sendable {
+        static let defaultMaxBodyBytes = 1 << 20
+        /// Address to bind; `RESCIND_GRANT_HOST`.
+        public var host = "127.0.0.1"
+        /// Port to bind, 0 for any free port; `RESCIND_GRANT_PORT`.
+        public var port = 8080
+        /// Body limit of ordinary requests; `RESCIND_GRANT_MAX_BODY_BYTES`.
+        public var maxBodyBytes = defaultMaxBodyBytes
+        /// Body limit of a revocation upload batch; `RESCIND_GRANT_MAX_UPLOAD_BYTES`.
+        public var maxUploadBytes = 32 << 20
+    }
+
+    public struct Database: Sendable {
+        /// libpq connection URL; `RESCIND_DATABASE_URL`.
+        public var url = "postgres://rescind:rescind@127.0.0.1:54329/rescind"
+        /// The service's own schema; `RESCIND_GRANT_DB_SCHEMA`.
+        public var schema = "grant_service"
+        /// Connections in the pool; `RESCIND_GRANT_DB_POOL_SIZE`.
+        public var poolSize = 8
+        /// Apply pending migrations at start; `RESCIND_GRANT_MIGRATE` (`true`/`false`).
+        public var migrateOnStart = true
+        /// Directory of the schema's `*.sql` migrations; `RESCIND_GRANT_MIGRATIONS_DIR`.
+        public var migrationsDirectory = "migrations/grant"
+    }
+
+    public struct Kafka: Sendable {
+        /// Comma-separated bootstrap servers; `RESCIND_KAFKA_BOOTSTRAP_SERVERS`.
+        public var bootstrapServers = "127.0.0.1:9092"
+        /// Prepended to every topic name (isolates tenants and tests); `RESCIND_TOPIC_PREFIX`.
+        public var topicPrefix = ""
+    }
+
+    public struct Lifetimes: Sendable {
+        /// Bearer token lifetime; `RESCIND_TOKEN_TTL_SECONDS`.
+        public var token: Duration = .seconds(900)
+        /// Time to answer an authentication challenge; `RESCIND_CHALLENGE_TTL_SECONDS`.
+        public var challenge: Duration = .seconds(120)
+        /// An unfinished revocation is discarded after; `RESCIND_STAGING_TTL_SECONDS`.
+        public var staging: Duration = .seconds(3600)
+        /// Revoked grants are hard-deleted after; `RESCIND_GRANT_RETENTION_DAYS`.
+        public var revokedGrantRetention: Duration = .seconds(30 * 86_400)
+        /// How often expired state is cleaned up; `RESCIND_JANITOR_INTERVAL_SECONDS`.
+        public var janitorInterval: Duration = .seconds(60)
+    }
+
+    public struct Outbox: Sendable {
+        /// Rows published per relay transaction; `RESCIND_OUTBOX_BATCH_SIZE`.
+        public var batchSize = 500
+        /// Fallback poll when no notification arrives; `RESCIND_OUTBOX_POLL_MS`.
+        public var pollInterval: Duration = .seconds(2)
+    }
+
+    public var http = HTTP()
+    public var database = Database()
+    public var kafka = Kafka()
+    public var lifetimes = Lifetimes()
+    public var outbox = Outbox()
+    /// File holding the 32-byte Ed25519 seed that signs every Kafka message; `RESCIND_GRANT_SIGNING_KEY_FILE`.
+    public var signingKeyFile = ".stack/keys/grant-service.key"
+    /// Create the signing key file when it does not exist (development only);
+    /// `RESCIND_GRANT_CREATE_SIGNING_KEY`.
+    public var createSigningKeyIfMissing = false
+    /// `RESCIND_LOG_LEVEL` (trace … critical).
+    public var logLevel = "info"
+
+    public init() {}
+
+    /// Reads every `RESCIND_*` variable the grant service knows; unset ones keep their defaults.
+    /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
+    public init(environment: [String: String]) throws {
+        var reader = EnvironmentReader(environment)
+        http.host = reader.string("RESCIND_GRANT_HOST", default: http.host)
+        http.port = try reader.int("RESCIND_GRANT_PORT", default: http.port, range: 0...65_535)
+        http.maxBodyBytes = try reader.int("RESCIND_GRANT_MAX_BODY_BYTES", default: http.maxBodyBytes, range: 1024...(1 << 30))
+        http.maxUploadBytes = try reader.int("RESCIND_GRANT_MAX_UPLOAD_BYTES", default: http.maxUploadBytes, range: 1024...(1 << 30))
+        database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
+        database.schema = try reader.identifier("RESCIND_GRANT_DB_SCHEMA", default: database.schema)
+        database.poolSize = try reader.int("RESCIND_GRANT_DB_POOL_SIZE", default: database.poolSize, range: 1...200)
+        database.migrateOnStart = try reader.bool("RESCIND_GRANT_MIGRATE", default: database.migrateOnStart)
+        database.migrationsDirectory = reader.string("RESCIND_GRANT_MIGRATIONS_DIR", default: database.migrationsDirectory)
+        kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
+        kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
+        lifetimes.token = try reader.seconds("RESCIND_TOKEN_TTL_SECONDS", default: lifetimes.token)
+        lifetimes.challenge = try reader.seconds("RESCIND_CHALLENGE_TTL_SECONDS", default: lifetimes.challenge)
+        lifetimes.staging = try reader.seconds("RESCIND_STAGING_TTL_SECONDS", default: lifetimes.staging)
+        lifetimes.revokedGrantRetention = .seconds(
+            86_400 * (try reader.int("RESCIND_GRANT_RETENTION_DAYS", default: 30, range: 0...3650)))
+        lifetimes.janitorInterval = try reader.seconds("RESCIND_JANITOR_INTERVAL_SECONDS", default: lifetimes.janitorInterval)
+        outbox.batchSize = try reader.int("RESCIND_OUTBOX_BATCH_SIZE", default: outbox.batchSize, range: 1...10_000)
+        outbox.pollInterval = .milliseconds(
+            try reader.int("RESCIND_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
+        signingKeyFile = reader.string("RESCIND_GRANT_SIGNING_KEY_FILE", default: signingKeyFile)
+        createSigningKeyIfMissing = try reader.bool("RESCIND_GRANT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
+        logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
+    }
+}

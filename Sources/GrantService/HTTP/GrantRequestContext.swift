@@ -1,0 +1,34 @@
+import Foundation
+import Hummingbird
+import RescindProtocol
+
+/// Per-request state: the authenticated device (set by `BearerAuthenticator`)
+/// and the body limit, which the revocation upload route raises.
+struct GrantRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var identity: AuthenticatedDevice?
+    var bodyLimit: Int
+
+    init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.identity = nil
+        self.bodyLimit = GrantServiceConfiguration.HTTP.defaultMaxBodyBytes
+    }
+
+    var maxUploadSize: Int { bodyLimit }
+
+    var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
+    var responseEncoder: JSONResponseEncoder { JSONResponseEncoder() }
+
+    /// The caller, or 401.
+    func requireIdentity() throws -> AuthenticatedDevice {
+        guard let identity else { throw APIError.unauthenticated }
+        return identity
+    }
+}
+
+/// Who is calling: the device that answered a challenge, and its user.
+struct AuthenticatedDevice: Sendable {
+    let userID: UUID
+    let deviceID: UUID
+}

@@ -1,0 +1,23 @@
+import Hummingbird
+import RescindProtocol
+
+// The shared API types are encoded by Hummingbird as responses of this service.
+extension UserResponse: ResponseEncodable {}
+extension DeviceResponse: ResponseEncodable {}
+extension DeviceList: ResponseEncodable {}
+extension MeResponse: ResponseEncodable {}
+extension ChallengeResponse: ResponseEncodable {}
+extension TokenResponse: ResponseEncodable {}
+extension FamilyMemberResponse: ResponseEncodable {}
+extension FamilyMemberList: ResponseEncodable {}
+extension FMKVersionResponse: ResponseEncodable {}
+extension WrappedKeyResponse: ResponseEncodable {}
+extension GrantResponse: ResponseEncodable {}
+extension GrantList: ResponseEncodable {}
+extension RecordResponse: ResponseEncodable {}
+extension RecordPage: ResponseEncodable {}
+extension RevocationResponse: ResponseEncodable {}
+extension RevocationList: ResponseEncodable {}
+extension UploadBatchResponse: ResponseEncodable {}
+extension RevocationCommitted: ResponseEncodable {}
+extension ServiceKeyResponse: ResponseEncodable {}

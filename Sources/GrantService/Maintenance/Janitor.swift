@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import RescindPostgres
+import RescindProtocol
+import ServiceLifecycle
+
+/// Periodic clean-up: abandoned revocation stagings, spent challenges and
+/// expired tokens, published outbox rows, and — the seeds' retention rule —
+/// revoked grants older than the retention period (each purge announced on
+/// `access_events` so the audit log records it).
+struct Janitor: Service {
+    let pool: PostgresConnectionPool
+    let families: FamilyMemberStore
+    let outbox: OutboxWriter
+    let interval: Duration
+    let retention: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await sweep()
+            } catch where !Task.isCancelled {
+                logger.warning("janitor sweep failed", metadata: ["error": "\(error)"])
+            }
+            // Ends the loop promptly on graceful shutdown or cancellation.
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    func sweep() async throws {
+        try await pool.withConnection { connection in
+            try await connection.execute("DELETE FROM revocation_stagings WHERE expires_at < now()")
+            try await connection.execute("DELETE FROM auth_challenges WHERE expires_at < now() - interval '1 hour'")
+            try await connection.execute("DELETE FROM auth_tokens WHERE expires_at < now()")
+            try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
+        }
+        let purged = try await purgeRevokedGrants()
+        if purged > 0 { logger.info("purged revoked grants", metadata: ["rescind.grants": "\(purged)"]) }
+    }
+
+    /// Hard-deletes grants revoked longer than `retention` ago.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    func purgeRevokedGrants() async throws -> Int {
+        try await pool.transaction { connection in
+            let rows = try await connection.query(
+                """
+                DELETE FROM access_grants
+                WHERE revoked_at IS NOT NULL AND revoked_at < now() - make_interval(secs => \(retention.wholeSeconds))
+                RETURNING family_member_id, grantee_user_id, fmk_version, revoked_at
+                """)
+            for row in rows {
+                let (familyMemberID, grantee, version, revokedAt) = try row.decode(UUID.self, UUID.self, Int.self, Date.self)
+                let owner = try await connection.query(
+                    "SELECT owner_user_id FROM family_members WHERE family_member_id = \(familyMemberID)"
+                ).first!.decode(UUID.self, column: 0)
+                try await outbox.access(
+                    try await families.accessEvent(
+                        .revokedGrantsPurged, familyMemberID: familyMemberID, actor: owner, target: grantee,
+                        version: version,
+                        details: ["revoked_at": Timestamp.format(revokedAt), "policy": "retention"], on: connection),
+                    on: connection)
+            }
+            return rows.count
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import Metrics
+import RescindKafka
+import RescindPostgres
+import ServiceLifecycle
+
+/// Publishes committed outbox rows to Kafka and marks them sent only after the
+/// broker acknowledged them.
+///
+/// Rows are claimed with `FOR UPDATE SKIP LOCKED`, so several replicas share the
+/// work without sending a row twice in normal operation; a crash between
+/// delivery and marking re-sends, which consumers absorb (they dedupe by id).
+/// The relay wakes on the outbox NOTIFY and, as a safety net, every `pollInterval`.
+struct OutboxRelay: Service {
+    let pool: PostgresConnectionPool
+    let database: PostgresConfiguration
+    let producer: KafkaProducer
+    let batchSize: Int
+    let pollInterval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let listener = try await PostgresNotificationListener.start(
+            configuration: database, channels: [OutboxWriter.channel], logger: logger)
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in listener { wake.yield() }
+                }
+                group.addTask {
+                    while (try? await Task.sleep(for: pollInterval)) != nil { wake.yield() }
+                }
+                wake.yield()
+                for await _ in wakeups {
+                    await publishPending()
+                }
+                listener.stop()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            // Ends the loop after the batch in flight has been delivered and marked.
+            wake.finish()
+        }
+        await producer.shutdown()
+    }
+
+    /// Publishes until the outbox is drained or the broker fails (then the next wake-up retries).
+    func publishPending() async {
+        do {
+            while try await publishBatch() == batchSize {}
+        } catch where !Task.isCancelled {
+            logger.warning("outbox publish failed; will retry", metadata: ["error": "\(error)"])
+            try? await Task.sleep(for: .milliseconds(500))
+        } catch {
+            return
+        }
+        await recordLag()
+    }
+
+    /// - Returns: how many rows were claimed.
+    func publishBatch() async throws -> Int {
+        try await pool.transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT outbox_id, topic, message_key, payload FROM outbox
+                WHERE sent_at IS NULL ORDER BY outbox_id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
+                """)
+            guard !rows.isEmpty else { return 0 }
+            var ids: [Int64] = []
+            var messages: [KafkaProducerMessage] = []
+            for row in rows {
+                let (id, topic, key, payload) = try row.decode(Int64.self, String.self, String.self, Data.self)
+                ids.append(id)
+                messages.append(KafkaProducerMessage(topic: topic, key: Data(key.utf8), value: payload))
+            }
+            let results = await producer.send(messages)
+            let delivered = zip(ids, results).compactMap { id, result in (try? result.get()).map { _ in id } }
+            if !delivered.isEmpty {
+                try await connection.execute(
+                    """
+                    UPDATE outbox SET sent_at = now()
+                    WHERE outbox_id = ANY(string_to_array(\(delivered.map(String.init).joined(separator: ",")), ',')::bigint[])
+                    """)
+                Counter(label: "rescind_outbox_published_total").increment(by: delivered.count)
+            }
+            if delivered.count < ids.count {
+                let failure = results.first { if case .failure = $0 { true } else { false } }
+                throw OutboxRelayError.deliveryFailed(failed: ids.count - delivered.count, first: "\(failure.map { "\($0)" } ?? "")")
+            }
+            return rows.count
+        }
+    }
+
+    private func recordLag() async {
+        let lag = try? await pool.withConnection { connection in
+            try await connection.query(
+                "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE sent_at IS NULL"
+            ).first?.decode(Double.self, column: 0)
+        }
+        Gauge(label: "rescind_outbox_lag_seconds").record(lag.flatMap { $0 } ?? 0)
+    }
+}
+
+enum OutboxRelayError: Error, CustomStringConvertible {
+    case deliveryFailed(failed: Int, first: String)
+
+    var description: String {
+        switch self {
+        case .deliveryFailed(let failed, let first): "\(failed) outbox message(s) were not acknowledged by Kafka: \(first)"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import RescindProtocol
+
+/// Family members, their keys and grants, and ownership.
+struct FamilyMemberController {
+    let families: FamilyMemberStore
+
+    func addRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.post("family-members", use: create)
+        group.get("family-members", use: list)
+        group.get("family-members/:familyMemberID", use: get)
+        group.get("family-members/:familyMemberID/fmk-version", use: version)
+        group.get("family-members/:familyMemberID/key", use: key)
+        group.put("family-members/:familyMemberID/key", use: replaceKey)
+        group.post("family-members/:familyMemberID/grants", use: grant)
+        group.get("family-members/:familyMemberID/grants", use: grants)
+        group.post("family-members/:familyMemberID/ownership", use: transfer)
+    }
+
+    @Sendable func create(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<FamilyMemberResponse> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: CreateFamilyMemberRequest.self, context: context)
+        try Validation.wrappedKey(body.wrappedFMK)
+        return EditedResponse(status: .created, response: try await families.create(body, owner: caller.userID))
+    }
+
+    @Sendable func list(_ request: Request, context: GrantRequestContext) async throws -> FamilyMemberList {
+        FamilyMemberList(familyMembers: try await families.list(for: try context.requireIdentity().userID))
+    }
+
+    @Sendable func get(_ request: Request, context: GrantRequestContext) async throws -> FamilyMemberResponse {
+        try await families.get(try context.familyMemberID(), for: try context.requireIdentity().userID)
+    }
+
+    @Sendable func version(_ request: Request, context: GrantRequestContext) async throws -> FMKVersionResponse {
+        let member = try await families.get(try context.familyMemberID(), for: try context.requireIdentity().userID)
+        return FMKVersionResponse(familyMemberID: member.familyMemberID, currentFMKVersion: member.currentFMKVersion)
+    }
+
+    @Sendable func key(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {
+        try await families.key(try context.familyMemberID(), for: try context.requireIdentity().userID)
+    }
+
+    @Sendable func replaceKey(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: ReplaceKeyRequest.self, context: context)
+        try Validation.wrappedKey(body.wrappedFMK)
+        if let granterKey = body.granterAgreementPublicKey { _ = try Validation.agreementKey(granterKey) }
+        return try await families.replaceKey(try context.familyMemberID(), for: caller.userID, with: body)
+    }
+
+    @Sendable func grant(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<GrantResponse> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: GrantRequest.self, context: context)
+        try Validation.wrappedKey(body.wrappedFMK)
+        return EditedResponse(
+            status: .created, response: try await families.grant(try context.familyMemberID(), by: caller.userID, body))
+    }
+
+    @Sendable func grants(_ request: Request, context: GrantRequestContext) async throws -> GrantList {
+        GrantList(grants: try await families.grants(try context.familyMemberID(), for: try context.requireIdentity().userID))
+    }
+
+    @Sendable func transfer(_ request: Request, context: GrantRequestContext) async throws -> FamilyMemberResponse {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: TransferOwnershipRequest.self, context: context)
+        return try await families.transferOwnership(try context.familyMemberID(), from: caller.userID, to: body.newOwnerUserID)
+    }
+}
+
+extension GrantRequestContext {
+    func familyMemberID() throws -> UUID { try uuidParameter("familyMemberID") }
+
+    /// A path UUID, or a 400 naming the parameter.
+    func uuidParameter(_ name: String) throws -> UUID {
+        guard let text = parameters.get(name), let id = UUID(uuidString: text) else {
+            throw APIError.badRequest("\(name) must be a UUID")
+        }
+        return id
+    }
+}

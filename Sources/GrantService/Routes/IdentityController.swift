@@ -1,0 +1,138 @@
+import Foundation
+import Hummingbird
+import RescindCrypto
+import RescindProtocol
+
+/// Registration and device authentication (challenge–response with the device's Ed25519 key).
+struct IdentityController {
+    let identities: IdentityStore
+    let lifetimes: GrantServiceConfiguration.Lifetimes
+
+    func addPublicRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.post("users", use: registerUser)
+        group.post("auth/challenge", use: challenge)
+        group.post("auth/token", use: token)
+    }
+
+    func addAuthenticatedRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.get("me", use: me)
+        group.get("users/:userID", use: user)
+        group.post("devices", use: registerDevice)
+        group.get("devices", use: devices)
+        group.delete("devices/:deviceID", use: retireDevice)
+    }
+
+    @Sendable func registerUser(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<UserResponse> {
+        let body = try await request.decode(as: RegisterUserRequest.self, context: context)
+        try Validation.displayName(body.displayName)
+        try Validation.deviceName(body.device.name)
+        _ = try Validation.agreementKey(body.agreementPublicKey)
+        let identityKey = try Validation.signingKey(body.identityPublicKey, field: "identity_public_key")
+        _ = try Validation.signingKey(body.device.signingPublicKey, field: "device.signing_public_key")
+        guard identityKey.isValidSignature([UInt8](body.signature), for: try body.signingInput()) else {
+            throw APIError.unprocessable("bad_signature", "the registration must be signed with the identity key")
+        }
+        return EditedResponse(status: .created, response: try await identities.registerUser(body))
+    }
+
+    @Sendable func registerDevice(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<DeviceResponse> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: RegisterDeviceRequest.self, context: context)
+        try Validation.deviceName(body.name)
+        _ = try Validation.signingKey(body.signingPublicKey, field: "signing_public_key")
+        return EditedResponse(status: .created, response: try await identities.registerDevice(body, userID: caller.userID))
+    }
+
+    @Sendable func devices(_ request: Request, context: GrantRequestContext) async throws -> DeviceList {
+        DeviceList(devices: try await identities.devices(ofUser: try context.requireIdentity().userID))
+    }
+
+    @Sendable func retireDevice(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
+        let caller = try context.requireIdentity()
+        try await identities.retireDevice(try context.uuidParameter("deviceID"), by: caller.userID)
+        return .noContent
+    }
+
+    @Sendable func me(_ request: Request, context: GrantRequestContext) async throws -> MeResponse {
+        let caller = try context.requireIdentity()
+        guard let user = try await identities.user(caller.userID), let device = try await identities.device(caller.deviceID) else {
+            throw APIError.unauthenticated
+        }
+        return MeResponse(user: user, device: device)
+    }
+
+    @Sendable func user(_ request: Request, context: GrantRequestContext) async throws -> UserResponse {
+        _ = try context.requireIdentity()
+        guard let user = try await identities.user(try context.parameters.require("userID", as: UUID.self)) else {
+            throw APIError.notFound("user")
+        }
+        return user
+    }
+
+    @Sendable func challenge(_ request: Request, context: GrantRequestContext) async throws -> ChallengeResponse {
+        let body = try await request.decode(as: ChallengeRequest.self, context: context)
+        return try await identities.createChallenge(
+            deviceID: body.deviceID, nonce: Data(SecureRandom.bytes(count: 32)), lifetime: lifetimes.challenge)
+    }
+
+    @Sendable func token(_ request: Request, context: GrantRequestContext) async throws -> TokenResponse {
+        let body = try await request.decode(as: TokenRequest.self, context: context)
+        // The challenge is spent by this call whatever the outcome: no second guess.
+        guard let challenge = try await identities.redeemChallenge(body.challengeID, deviceID: body.deviceID),
+            let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](challenge.signingKey)),
+            key.isValidSignature(
+                [UInt8](body.signature),
+                for: DeviceAuthentication.signingInput(challengeID: body.challengeID, deviceID: body.deviceID, nonce: challenge.nonce))
+        else {
+            throw APIError(.unauthorized, "authentication_failed", "unknown, expired or used challenge, or a wrong signature")
+        }
+        let token = Base64URL.encode(SecureRandom.bytes(count: 32))
+        let expiresAt = try await identities.storeToken(
+            hash: BearerAuthenticator.hash(token: token), deviceID: body.deviceID, userID: challenge.userID,
+            lifetime: lifetimes.token)
+        return TokenResponse(token: token, expiresAt: expiresAt)
+    }
+}
+
+/// Input checks shared by the controllers; each failure is a 400 or 422 naming the field.
+enum Validation {
+    static func displayName(_ name: String) throws {
+        guard (1...200).contains(name.count) else { throw APIError.badRequest("display_name must be 1–200 characters") }
+    }
+
+    static func deviceName(_ name: String) throws {
+        guard (1...200).contains(name.count) else { throw APIError.badRequest("device name must be 1–200 characters") }
+    }
+
+    static func agreementKey(_ bytes: Data) throws -> X25519.PublicKey {
+        do {
+            return try X25519.PublicKey(rawRepresentation: [UInt8](bytes))
+        } catch {
+            throw APIError.unprocessable("invalid_public_key", "agreement_public_key must be a valid X25519 public key")
+        }
+    }
+
+    static func signingKey(_ bytes: Data, field: String) throws -> Ed25519.PublicKey {
+        do {
+            return try Ed25519.PublicKey(rawRepresentation: [UInt8](bytes))
+        } catch {
+            throw APIError.unprocessable("invalid_public_key", "\(field) must be a 32-byte Ed25519 public key")
+        }
+    }
+
+    static func wrappedKey(_ bytes: Data) throws {
+        guard bytes.count == 40 else {
+            throw APIError.unprocessable("invalid_wrapped_key", "a wrapped FMK is exactly 40 bytes (RFC 3394 of a 256-bit key)")
+        }
+    }
+}
+
+/// URL-safe base64 without padding, for bearer tokens.
+enum Base64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

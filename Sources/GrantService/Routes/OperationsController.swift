@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import Prometheus
+import RescindCrypto
+import RescindPostgres
+import RescindProtocol
+
+/// Health, readiness, metrics, the OpenAPI document and the service's public signing key.
+struct OperationsController {
+    let pool: PostgresConnectionPool
+    let serviceKey: Ed25519.PublicKey
+
+    struct Status: ResponseCodable {
+        let status: String
+    }
+
+    func addRoutes(to router: Router<GrantRequestContext>) {
+        router.get("health") { _, _ in Status(status: "ok") }
+        router.get("ready") { _, _ in
+            do {
+                _ = try await pool.withConnection { try await $0.query("SELECT 1") }
+            } catch {
+                throw APIError.unavailable
+            }
+            return Status(status: "ready")
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: MetricsRegistry.shared.emitToBuffer())))
+        }
+        router.get("v1/openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
+        }
+        router.get("v1/service-key") { _, _ in
+            ServiceKeyResponse(signingPublicKey: Data(serviceKey.rawRepresentation))
+        }
+    }
+
+    /// The hand-written OpenAPI document, bundled with the module.
+    static let openAPIDocument: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+            let data = try? Data(contentsOf: url)
+        else { return Array("openapi document missing from the bundle\n".utf8) }
+        return [UInt8](data)
+    }()
+}
+

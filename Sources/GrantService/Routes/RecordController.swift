@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import RescindProtocol
+
+/// Encrypted records and the incremental-sync feed.
+struct RecordController {
+    let records: RecordStore
+    static let defaultPageSize = 200
+    static let maximumPageSize = 1000
+
+    func addRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.get("family-members/:familyMemberID/records", use: changes)
+        group.put("family-members/:familyMemberID/records/:recordID", use: put)
+        group.get("family-members/:familyMemberID/records/:recordID", use: get)
+        group.delete("family-members/:familyMemberID/records/:recordID", use: delete)
+    }
+
+    @Sendable func put(_ request: Request, context: GrantRequestContext) async throws -> RecordResponse {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: PutRecordRequest.self, context: context)
+        return try await records.put(
+            try context.familyMemberID(), try context.uuidParameter("recordID"), body, by: caller.userID)
+    }
+
+    @Sendable func get(_ request: Request, context: GrantRequestContext) async throws -> RecordResponse {
+        try await records.get(
+            try context.familyMemberID(), try context.uuidParameter("recordID"), for: try context.requireIdentity().userID)
+    }
+
+    @Sendable func delete(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
+        try await records.delete(
+            try context.familyMemberID(), try context.uuidParameter("recordID"), by: try context.requireIdentity().userID)
+        return .noContent
+    }
+
+    @Sendable func changes(_ request: Request, context: GrantRequestContext) async throws -> RecordPage {
+        let caller = try context.requireIdentity()
+        let query = request.uri.queryParameters
+        let since = try query.get("since").map { text -> Int64 in
+            guard let value = Int64(text), value >= 0 else { throw APIError.badRequest("since must be a non-negative integer") }
+            return value
+        } ?? 0
+        let limit = try query.get("limit").map { text -> Int in
+            guard let value = Int(text), (1...Self.maximumPageSize).contains(value) else {
+                throw APIError.badRequest("limit must be between 1 and \(Self.maximumPageSize)")
+            }
+            return value
+        } ?? Self.defaultPageSize
+        return try await records.changes(try context.familyMemberID(), since: since, limit: limit, for: caller.userID)
+    }
+}

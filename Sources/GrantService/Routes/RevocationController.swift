@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Metrics
+import RescindProtocol
+
+/// Begin → upload batches → commit (or abandon), and the stolen-device variant.
+struct RevocationController {
+    let revocations: RevocationStore
+    let maxUploadBytes: Int
+
+    func addRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.post("family-members/:familyMemberID/revocations", use: begin)
+        group.post("users/:userID/revocations", use: beginForUser)
+        group.add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
+            .put("revocations/:revocationID/records", use: upload)
+        group.post("revocations/:revocationID/commit", use: commit)
+        group.delete("revocations/:revocationID", use: abandon)
+    }
+
+    @Sendable func begin(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<RevocationResponse> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: BeginRevocationRequest.self, context: context)
+        return EditedResponse(
+            status: .created, response: try await revocations.begin(try context.familyMemberID(), by: caller.userID, body))
+    }
+
+    @Sendable func beginForUser(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<RevocationList> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: BeginUserRevocationRequest.self, context: context)
+        let list = try await revocations.beginForUser(try context.uuidParameter("userID"), by: caller.userID, body)
+        return EditedResponse(status: .created, response: RevocationList(revocations: list))
+    }
+
+    @Sendable func upload(_ request: Request, context: GrantRequestContext) async throws -> UploadBatchResponse {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: UploadBatchRequest.self, context: context)
+        guard body.records.count <= 5000 else { throw APIError.payloadTooLarge(limit: maxUploadBytes) }
+        return try await revocations.upload(try context.uuidParameter("revocationID"), by: caller.userID, body)
+    }
+
+    @Sendable func commit(_ request: Request, context: GrantRequestContext) async throws -> RevocationCommitted {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: CommitRevocationRequest.self, context: context)
+        let committed = try await revocations.commit(try context.uuidParameter("revocationID"), by: caller.userID, body)
+        Counter(label: "rescind_revocations_committed_total").increment()
+        Counter(label: "rescind_records_reencrypted_total").increment(by: committed.recordsReencrypted)
+        context.logger.info(
+            "revocation committed",
+            metadata: [
+                "rescind.event_id": "\(committed.eventID)", "rescind.family_member_id": "\(committed.familyMemberID)",
+                "rescind.fmk_version": "\(committed.newFMKVersion)", "rescind.records": "\(committed.recordsReencrypted)",
+                "rescind.devices": "\(committed.devicesNotified)",
+            ])
+        return committed
+    }
+
+    @Sendable func abandon(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
+        try await revocations.abandon(try context.uuidParameter("revocationID"), by: try context.requireIdentity().userID)
+        return .noContent
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+
+/// Users, devices and the device-authentication state (challenges, hashed tokens).
+struct IdentityStore: Sendable {
+    let pool: PostgresConnectionPool
+
+    func registerUser(_ request: RegisterUserRequest) async throws -> UserResponse {
+        try await pool.transaction { connection in
+            do {
+                try await connection.execute(
+                    """
+                    INSERT INTO users (user_id, display_name, agreement_public_key, identity_public_key)
+                    VALUES (\(request.userID), \(request.displayName), \(request.agreementPublicKey), \(request.identityPublicKey))
+                    """)
+                try await insertDevice(request.device, userID: request.userID, on: connection)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                throw APIError.conflict("already_registered", "a user or device with this id or key already exists")
+            }
+        }
+        return UserResponse(
+            userID: request.userID, displayName: request.displayName,
+            agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey)
+    }
+
+    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID) async throws -> DeviceResponse {
+        try await pool.withConnection { connection in
+            do {
+                try await insertDevice(request, userID: userID, on: connection)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                throw APIError.conflict("already_registered", "a device with this id or key already exists")
+            }
+            return try await device(request.deviceID, on: connection)!
+        }
+    }
+
+    private func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            INSERT INTO devices (device_id, user_id, name, signing_public_key)
+            VALUES (\(request.deviceID), \(userID), \(request.name), \(request.signingPublicKey))
+            """)
+    }
+
+    func user(_ userID: UUID) async throws -> UserResponse? {
+        try await pool.withConnection { try await user(userID, on: $0) }
+    }
+
+    func user(_ userID: UUID, on connection: PostgresConnection) async throws -> UserResponse? {
+        try await connection.query(
+            """
+            SELECT user_id, display_name, agreement_public_key, identity_public_key
+            FROM users WHERE user_id = \(userID)
+            """
+        ).first.map(Self.decodeUser)
+    }
+
+    static func decodeUser(_ row: PostgresRow) throws -> UserResponse {
+        let (id, name, agreement, identity) = try row.decode(UUID.self, String.self, Data.self, Data.self)
+        return UserResponse(userID: id, displayName: name, agreementPublicKey: agreement, identityPublicKey: identity)
+    }
+
+    func device(_ deviceID: UUID) async throws -> DeviceResponse? {
+        try await pool.withConnection { try await device(deviceID, on: $0) }
+    }
+
+    private func device(_ deviceID: UUID, on connection: PostgresConnection) async throws -> DeviceResponse? {
+        try await connection.query(
+            """
+            SELECT device_id, user_id, name, signing_public_key, registered_at, retired_at
+            FROM devices WHERE device_id = \(deviceID)
+            """
+        ).first.map(Self.decodeDevice)
+    }
+
+    func devices(ofUser userID: UUID) async throws -> [DeviceResponse] {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT device_id, user_id, name, signing_public_key, registered_at, retired_at
+                FROM devices WHERE user_id = \(userID) ORDER BY registered_at, device_id
+                """
+            ).map(Self.decodeDevice)
+        }
+    }
+
+    private static func decodeDevice(_ row: PostgresRow) throws -> DeviceResponse {
+        let (id, user, name, key, registered, retired) = try row.decode(
+            UUID.self, UUID.self, String.self, Data.self, Date.self, Date?.self)
+        return DeviceResponse(
+            deviceID: id, userID: user, name: name, signingPublicKey: key, registeredAt: registered, retiredAt: retired)
+    }
+
+    /// Retires a device of `userID` and deletes its tokens in the same transaction.
+    func retireDevice(_ deviceID: UUID, by userID: UUID) async throws {
+        try await pool.transaction { connection in
+            guard let owner = try await connection.query(
+                "SELECT user_id FROM devices WHERE device_id = \(deviceID) FOR UPDATE"
+            ).first?.decode(UUID.self, column: 0) else {
+                throw APIError.notFound("device")
+            }
+            guard owner == userID else { throw APIError.forbidden("only the device's user can retire it") }
+            try await connection.execute(
+                "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
+            try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
+        }
+    }
+
+    // MARK: Authentication
+
+    /// A one-time challenge for an active device.
+    func createChallenge(deviceID: UUID, nonce: Data, lifetime: Duration) async throws -> ChallengeResponse {
+        try await pool.withConnection { connection in
+            let challengeID = UUID()
+            let rows = try await connection.query(
+                """
+                INSERT INTO auth_challenges (challenge_id, device_id, nonce, expires_at)
+                SELECT \(challengeID), device_id, \(nonce), now() + make_interval(secs => \(lifetime.wholeSeconds))
+                FROM devices WHERE device_id = \(deviceID) AND retired_at IS NULL
+                RETURNING expires_at
+                """)
+            guard let expiresAt = try rows.first?.decode(Date.self, column: 0) else {
+                throw APIError.notFound("active device")
+            }
+            return ChallengeResponse(challengeID: challengeID, nonce: nonce, expiresAt: expiresAt)
+        }
+    }
+
+    /// Consumes a challenge (whatever the outcome, it cannot be answered twice) and
+    /// returns what the answer must be checked against.
+    func redeemChallenge(_ challengeID: UUID, deviceID: UUID) async throws -> (nonce: Data, signingKey: Data, userID: UUID)? {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE auth_challenges c SET used_at = now()
+                FROM devices d
+                WHERE c.challenge_id = \(challengeID) AND c.device_id = \(deviceID) AND d.device_id = c.device_id
+                  AND c.used_at IS NULL AND c.expires_at > now() AND d.retired_at IS NULL
+                RETURNING c.nonce, d.signing_public_key, d.user_id
+                """)
+            guard let row = rows.first else { return nil }
+            let (nonce, key, user) = try row.decode(Data.self, Data.self, UUID.self)
+            return (nonce, key, user)
+        }
+    }
+
+    func storeToken(hash: Data, deviceID: UUID, userID: UUID, lifetime: Duration) async throws -> Date {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                INSERT INTO auth_tokens (token_hash, device_id, user_id, expires_at)
+                VALUES (\(hash), \(deviceID), \(userID), now() + make_interval(secs => \(lifetime.wholeSeconds)))
+                RETURNING expires_at
+                """
+            ).first!.decode(Date.self, column: 0)
+        }
+    }
+
+    /// The device a token hash belongs to, if the token is unexpired and the device active.
+    func authenticate(tokenHash: Data) async throws -> AuthenticatedDevice? {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT t.user_id, t.device_id FROM auth_tokens t JOIN devices d USING (device_id)
+                WHERE t.token_hash = \(tokenHash) AND t.expires_at > now() AND d.retired_at IS NULL
+                """)
+            guard let row = rows.first else { return nil }
+            let (user, device) = try row.decode(UUID.self, UUID.self)
+            return AuthenticatedDevice(userID: user, deviceID: device)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole seconds, for SQL intervals.
+    var wholeSeconds: Int { Int(components.seconds) }
+}

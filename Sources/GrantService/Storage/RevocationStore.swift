@@ -1,0 +1,310 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+
+/// Large, atomic revocations: begin → upload re-encrypted records in batches
+/// into a staging area → commit everything in one transaction.
+struct RevocationStore: Sendable {
+    let pool: PostgresConnectionPool
+    let families: FamilyMemberStore
+    let outbox: OutboxWriter
+    let stagingLifetime: Duration
+
+    // MARK: Begin
+
+    func begin(_ familyMemberID: UUID, by owner: UUID, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
+        try Self.validate(reason: request.reason)
+        return try await pool.transaction { connection in
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+            try access.requireOwner()
+            return try await begin(access, revoking: request.revokedUserID, reason: request.reason, by: owner, on: connection)
+        }
+    }
+
+    /// Stolen device: one revocation per family member the caller owns that the user can read.
+    func beginForUser(_ revokedUserID: UUID, by owner: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
+        try Self.validate(reason: request.reason)
+        return try await pool.transaction { connection in
+            guard try await families.agreementKey(of: revokedUserID, on: connection) != nil else {
+                throw APIError.notFound("user")
+            }
+            let familyMemberIDs = try await connection.query(
+                """
+                SELECT f.family_member_id FROM family_members f JOIN access_grants g USING (family_member_id)
+                WHERE f.owner_user_id = \(owner) AND g.grantee_user_id = \(revokedUserID) AND g.revoked_at IS NULL
+                ORDER BY f.family_member_id FOR UPDATE OF f
+                """
+            ).map { try $0.decode(UUID.self, column: 0) }
+            guard !familyMemberIDs.isEmpty else {
+                throw APIError.unprocessable("not_a_grantee", "this user has no access to any family member you own")
+            }
+            var revocations: [RevocationResponse] = []
+            for familyMemberID in familyMemberIDs {
+                let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+                revocations.append(
+                    try await begin(access, revoking: revokedUserID, reason: request.reason, by: owner, on: connection))
+            }
+            return revocations
+        }
+    }
+
+    private func begin(
+        _ access: FamilyMemberAccess, revoking revokedUserID: UUID, reason: String?, by owner: UUID,
+        on connection: PostgresConnection
+    ) async throws -> RevocationResponse {
+        guard revokedUserID != access.ownerUserID else {
+            throw APIError.unprocessable("cannot_revoke_owner", "the owner cannot be revoked; transfer ownership first")
+        }
+        let target = try await FamilyMemberAccess.load(access.familyMemberID, for: revokedUserID, on: connection)
+        guard case .active = target.standing else {
+            throw APIError.unprocessable("not_a_grantee", "this user has no active access to revoke")
+        }
+        let revocationID = UUID()
+        let expiresAt = try await connection.query(
+            """
+            INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
+                                             from_fmk_version, reason, expires_at)
+            VALUES (\(revocationID), \(access.familyMemberID), \(revokedUserID), \(owner), \(access.currentFMKVersion),
+                    \(reason), now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
+            RETURNING expires_at
+            """
+        ).first!.decode(Date.self, column: 0)
+        let recordIDs = try await connection.query(
+            "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
+        ).map { try $0.decode(UUID.self, column: 0) }
+        let remaining = try await connection.query(
+            """
+            SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key
+            FROM access_grants g JOIN users u ON u.user_id = g.grantee_user_id
+            WHERE g.family_member_id = \(access.familyMemberID) AND g.revoked_at IS NULL
+              AND g.grantee_user_id <> \(revokedUserID)
+            ORDER BY u.user_id
+            """
+        ).map(IdentityStore.decodeUser)
+        return RevocationResponse(
+            revocationID: revocationID, familyMemberID: access.familyMemberID, revokedUserID: revokedUserID,
+            fromFMKVersion: access.currentFMKVersion, newFMKVersion: access.currentFMKVersion + 1,
+            recordIDs: recordIDs, remainingGrantees: remaining, expiresAt: expiresAt)
+    }
+
+    private static func validate(reason: String?) throws {
+        if let reason, reason.count > 500 { throw APIError.badRequest("reason is limited to 500 characters") }
+    }
+
+    // MARK: Upload
+
+    /// Stages a batch; a record uploaded again replaces its earlier upload.
+    func upload(_ revocationID: UUID, by owner: UUID, _ request: UploadBatchRequest) async throws -> UploadBatchResponse {
+        for record in request.records { try RecordStore.validate(nonce: record.nonce, tag: record.tag) }
+        guard Set(request.records.map(\.recordID)).count == request.records.count else {
+            throw APIError.badRequest("a batch names each record at most once")
+        }
+        return try await pool.transaction { connection in
+            let staging = try await Staging.load(revocationID, by: owner, lock: false, on: connection)
+            try await connection.execute(
+                """
+                CREATE TEMP TABLE IF NOT EXISTS upload_batch
+                    (record_id uuid, nonce bytea, ciphertext bytea, tag bytea) ON COMMIT DELETE ROWS
+                """)
+            try await connection.copyFrom(table: "upload_batch", columns: ["record_id", "nonce", "ciphertext", "tag"]) { writer in
+                for record in request.records {
+                    try writer.append(record.recordID, record.nonce, record.ciphertext, record.tag)
+                }
+            }
+            let staged = try await connection.execute(
+                """
+                INSERT INTO staged_records (staging_id, record_id, nonce, ciphertext, tag)
+                SELECT \(revocationID), b.record_id, b.nonce, b.ciphertext, b.tag
+                FROM upload_batch b JOIN records r ON r.record_id = b.record_id AND r.family_member_id = \(staging.familyMemberID)
+                ON CONFLICT (staging_id, record_id) DO UPDATE
+                SET nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext, tag = EXCLUDED.tag
+                """)
+            guard staged == request.records.count else {
+                throw APIError.unprocessable(
+                    "unknown_records", "\(request.records.count - staged) record(s) in the batch are not this family member's")
+            }
+            let (totalStaged, totalExpected) = try await connection.query(
+                """
+                SELECT (SELECT count(*) FROM staged_records WHERE staging_id = \(revocationID)),
+                       (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID))
+                """
+            ).first!.decode(Int.self, Int.self)
+            return UploadBatchResponse(staged: staged, totalStaged: totalStaged, totalExpected: totalExpected)
+        }
+    }
+
+    // MARK: Commit
+
+    /// Swaps in every re-encrypted record, stores the new wrapped grants, ends the
+    /// revoked grant, bumps the version and writes the event and outbox rows — all
+    /// in one transaction. Any failure leaves everything as it was.
+    func commit(_ revocationID: UUID, by owner: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {
+        try await pool.transaction { connection in
+            let staging = try await Staging.load(revocationID, by: owner, lock: true, on: connection)
+            let access = try await FamilyMemberAccess.load(staging.familyMemberID, for: owner, lock: true, on: connection)
+            try access.requireOwner()
+            guard access.currentFMKVersion == staging.fromFMKVersion else {
+                throw APIError.versionConflict(current: access.currentFMKVersion)
+            }
+            let newVersion = staging.fromFMKVersion + 1
+            guard request.newFMKVersion == newVersion else {
+                throw APIError.unprocessable("invalid_version", "this revocation moves to FMK version \(newVersion)")
+            }
+            try await checkGrants(request.grants, staging: staging, owner: owner, on: connection)
+
+            let recordCount = try await connection.query(
+                "SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID)"
+            ).first!.decode(Int.self, column: 0)
+            let swapped = try await connection.execute(
+                """
+                UPDATE records r
+                SET fmk_version = \(newVersion), nonce = s.nonce, ciphertext = s.ciphertext, tag = s.tag,
+                    change_seq = nextval('record_change_seq'), updated_at = now()
+                FROM staged_records s
+                WHERE s.staging_id = \(revocationID) AND r.record_id = s.record_id
+                  AND r.family_member_id = \(staging.familyMemberID)
+                """)
+            guard swapped == recordCount else {
+                throw APIError.unprocessable(
+                    "records_missing", "\(recordCount - swapped) of \(recordCount) record(s) were not re-encrypted")
+            }
+
+            try await connection.execute(
+                """
+                UPDATE access_grants SET revoked_at = now(), wrapped_fmk = NULL
+                WHERE family_member_id = \(staging.familyMemberID) AND grantee_user_id = \(staging.revokedUserID)
+                  AND revoked_at IS NULL
+                """)
+            let ownerKey = try await families.agreementKey(of: owner, on: connection)!
+            for grant in request.grants {
+                try await connection.execute(
+                    """
+                    UPDATE access_grants
+                    SET wrapped_fmk = \(grant.wrappedFMK), fmk_version = \(newVersion), wrapping = \(grant.wrapping),
+                        granter_agreement_public_key = \(grant.wrapping == .ecdh ? ownerKey : nil),
+                        granted_by_user_id = \(owner)
+                    WHERE family_member_id = \(staging.familyMemberID) AND grantee_user_id = \(grant.granteeUserID)
+                      AND revoked_at IS NULL
+                    """)
+            }
+            try await connection.execute(
+                """
+                UPDATE family_members SET current_fmk_version = \(newVersion)
+                WHERE family_member_id = \(staging.familyMemberID)
+                """)
+
+            let eventID = UUID()
+            let occurredAt = try await connection.query(
+                """
+                INSERT INTO revocation_events (event_id, family_member_id, revoked_user_id, revoked_by_user_id,
+                                               new_fmk_version, records_reencrypted, reason)
+                VALUES (\(eventID), \(staging.familyMemberID), \(staging.revokedUserID), \(owner), \(newVersion),
+                        \(recordCount), \(staging.reason))
+                RETURNING revoked_at
+                """
+            ).first!.decode(Date.self, column: 0)
+            let devices = try await expectedDevices(staging, on: connection)
+            try await outbox.revocation(
+                RevocationEvent(
+                    eventID: eventID, familyMemberID: staging.familyMemberID, ownerUserID: owner,
+                    ownerAgreementPublicKey: ownerKey, revokedUserID: staging.revokedUserID, revokedByUserID: owner,
+                    newFMKVersion: newVersion, recordsReencrypted: recordCount, reason: staging.reason,
+                    clientDurationMs: request.clientDurationMs, occurredAt: occurredAt, expectedDevices: devices),
+                on: connection)
+            for device in devices {
+                try await outbox.command(
+                    DeviceCommand(
+                        commandID: UUID(), eventID: eventID, deviceID: device.deviceID, action: device.action,
+                        familyMemberID: staging.familyMemberID, newFMKVersion: newVersion, issuedAt: occurredAt),
+                    on: connection)
+            }
+            try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
+            return RevocationCommitted(
+                eventID: eventID, familyMemberID: staging.familyMemberID, newFMKVersion: newVersion,
+                recordsReencrypted: recordCount, devicesNotified: devices.count)
+        }
+    }
+
+    /// The new grants must re-wrap the FMK for exactly the remaining grantees: never the
+    /// revoked user, nobody left out, nobody added.
+    private func checkGrants(
+        _ grants: [NewGrant], staging: Staging, owner: UUID, on connection: PostgresConnection
+    ) async throws {
+        let active = Set(
+            try await connection.query(
+                """
+                SELECT grantee_user_id FROM access_grants
+                WHERE family_member_id = \(staging.familyMemberID) AND revoked_at IS NULL
+                """
+            ).map { try $0.decode(UUID.self, column: 0) })
+        guard active.contains(staging.revokedUserID) else {
+            throw APIError.unprocessable("not_a_grantee", "this user no longer has access")
+        }
+        let named = grants.map(\.granteeUserID)
+        guard !named.contains(staging.revokedUserID) else {
+            throw APIError.unprocessable("grant_for_revoked_user", "the new FMK must not be wrapped for the revoked user")
+        }
+        guard Set(named).count == named.count, Set(named) == active.subtracting([staging.revokedUserID]) else {
+            throw APIError.unprocessable(
+                "grants_mismatch", "the commit must carry one new wrapped FMK for each remaining grantee, and no other")
+        }
+        for grant in grants {
+            guard grant.wrappedFMK.count == 40 else {
+                throw APIError.unprocessable("invalid_wrapped_key", "a wrapped FMK is exactly 40 bytes")
+            }
+            guard grant.wrapping == .ecdh || grant.granteeUserID == owner else {
+                throw APIError.unprocessable("invalid_wrapping", "only the owner's own copy can be self-wrapped")
+            }
+        }
+    }
+
+    /// Active devices of everyone who kept access rotate; those of the revoked user erase.
+    private func expectedDevices(_ staging: Staging, on connection: PostgresConnection) async throws -> [RevocationEvent.ExpectedDevice] {
+        try await connection.query(
+            """
+            SELECT DISTINCT d.device_id, d.user_id, d.signing_public_key
+            FROM devices d JOIN access_grants g ON g.grantee_user_id = d.user_id
+            WHERE g.family_member_id = \(staging.familyMemberID) AND d.retired_at IS NULL
+              AND (g.revoked_at IS NULL OR g.grantee_user_id = \(staging.revokedUserID))
+            ORDER BY d.user_id, d.device_id
+            """
+        ).map { row in
+            let (device, user, key) = try row.decode(UUID.self, UUID.self, Data.self)
+            return RevocationEvent.ExpectedDevice(
+                deviceID: device, userID: user, action: user == staging.revokedUserID ? .secureDeletion : .fmkRotation,
+                signingPublicKey: key)
+        }
+    }
+
+    // MARK: Abandon
+
+    func abandon(_ revocationID: UUID, by owner: UUID) async throws {
+        try await pool.transaction { connection in
+            _ = try await Staging.load(revocationID, by: owner, lock: true, on: connection)
+            try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
+        }
+    }
+}
+
+/// A revocation in progress, as stored.
+private struct Staging {
+    let familyMemberID: UUID
+    let revokedUserID: UUID
+    let fromFMKVersion: Int
+    let reason: String?
+
+    /// 404 when missing or expired, 403 when someone else started it.
+    static func load(_ id: UUID, by userID: UUID, lock: Bool, on connection: PostgresConnection) async throws -> Staging {
+        let rows = try await connection.query(
+            """
+            SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id
+            FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
+            \(unescaped: lock ? "FOR UPDATE" : "")
+            """)
+        guard let row = rows.first else { throw APIError.notFound("revocation (or it expired)") }
+        let (familyMemberID, revoked, from, reason, startedBy) = try row.decode(
+            UUID.self, UUID.self, Int.self, String?.self, UUID.self)
+        guard startedBy == userID else { throw APIError.forbidden("only the user who began this revocation can continue it") }
+        return Staging(familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason)
+    }
+}

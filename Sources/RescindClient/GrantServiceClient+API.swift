@@ -1,0 +1,120 @@
+import Foundation
+import RescindProtocol
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One method per route of the grant service's OpenAPI document.
+extension GrantServiceClient {
+    // MARK: Identity
+
+    public func serviceKey() async throws -> ServiceKeyResponse {
+        try await send(.get, "v1/service-key", authenticated: false)
+    }
+
+    public func registerUser(_ request: RegisterUserRequest) async throws -> UserResponse {
+        try await send(.post, "v1/users", body: request, authenticated: false)
+    }
+
+    public func registerDevice(_ request: RegisterDeviceRequest) async throws -> DeviceResponse {
+        try await send(.post, "v1/devices", body: request)
+    }
+
+    public func devices() async throws -> [DeviceResponse] {
+        try await send(.get, "v1/devices", as: DeviceList.self).devices
+    }
+
+    public func retireDevice(_ deviceID: UUID) async throws {
+        try await sendExpectingNoContent(.delete, "v1/devices/\(deviceID)")
+    }
+
+    public func me() async throws -> MeResponse {
+        try await send(.get, "v1/me")
+    }
+
+    public func user(_ userID: UUID) async throws -> UserResponse {
+        try await send(.get, "v1/users/\(userID)")
+    }
+
+    // MARK: Family members and grants
+
+    public func createFamilyMember(_ request: CreateFamilyMemberRequest) async throws -> FamilyMemberResponse {
+        try await send(.post, "v1/family-members", body: request)
+    }
+
+    public func familyMembers() async throws -> [FamilyMemberResponse] {
+        try await send(.get, "v1/family-members", as: FamilyMemberList.self).familyMembers
+    }
+
+    public func familyMember(_ id: UUID) async throws -> FamilyMemberResponse {
+        try await send(.get, "v1/family-members/\(id)")
+    }
+
+    public func fmkVersion(_ id: UUID) async throws -> FMKVersionResponse {
+        try await send(.get, "v1/family-members/\(id)/fmk-version")
+    }
+
+    /// My wrapped FMK; throws a 403 `GrantServiceError` once my access was revoked.
+    public func wrappedKey(_ id: UUID) async throws -> WrappedKeyResponse {
+        try await send(.get, "v1/family-members/\(id)/key")
+    }
+
+    public func replaceKey(_ id: UUID, _ request: ReplaceKeyRequest) async throws -> WrappedKeyResponse {
+        try await send(.put, "v1/family-members/\(id)/key", body: request)
+    }
+
+    public func grant(_ id: UUID, _ request: GrantRequest) async throws -> GrantResponse {
+        try await send(.post, "v1/family-members/\(id)/grants", body: request)
+    }
+
+    public func grants(_ id: UUID) async throws -> [GrantResponse] {
+        try await send(.get, "v1/family-members/\(id)/grants", as: GrantList.self).grants
+    }
+
+    public func transferOwnership(_ id: UUID, to newOwner: UUID) async throws -> FamilyMemberResponse {
+        try await send(.post, "v1/family-members/\(id)/ownership", body: TransferOwnershipRequest(newOwnerUserID: newOwner))
+    }
+
+    // MARK: Records
+
+    public func putRecord(_ familyMemberID: UUID, _ recordID: UUID, _ request: PutRecordRequest) async throws -> RecordResponse {
+        try await send(.put, "v1/family-members/\(familyMemberID)/records/\(recordID)", body: request)
+    }
+
+    public func record(_ familyMemberID: UUID, _ recordID: UUID) async throws -> RecordResponse {
+        try await send(.get, "v1/family-members/\(familyMemberID)/records/\(recordID)")
+    }
+
+    public func deleteRecord(_ familyMemberID: UUID, _ recordID: UUID) async throws {
+        try await sendExpectingNoContent(.delete, "v1/family-members/\(familyMemberID)/records/\(recordID)")
+    }
+
+    public func changes(_ familyMemberID: UUID, since cursor: Int64, limit: Int = 200) async throws -> RecordPage {
+        try await send(
+            .get, "v1/family-members/\(familyMemberID)/records",
+            query: [URLQueryItem(name: "since", value: String(cursor)), URLQueryItem(name: "limit", value: String(limit))])
+    }
+
+    // MARK: Revocation
+
+    public func beginRevocation(_ familyMemberID: UUID, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
+        try await send(.post, "v1/family-members/\(familyMemberID)/revocations", body: request)
+    }
+
+    public func beginUserRevocation(_ userID: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
+        try await send(.post, "v1/users/\(userID)/revocations", body: request, as: RevocationList.self).revocations
+    }
+
+    public func uploadRevocationBatch(_ revocationID: UUID, _ records: [StagedRecord]) async throws -> UploadBatchResponse {
+        try await send(.put, "v1/revocations/\(revocationID)/records", body: UploadBatchRequest(records: records))
+    }
+
+    public func commitRevocation(_ revocationID: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {
+        try await send(.post, "v1/revocations/\(revocationID)/commit", body: request)
+    }
+
+    public func abandonRevocation(_ revocationID: UUID) async throws {
+        try await sendExpectingNoContent(.delete, "v1/revocations/\(revocationID)")
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The grant service's HTTP API for devices, agents and the CLI.
+///
+/// Built on URLSession (the system's libcurl on Linux) so that devices do not
+/// carry a server networking stack. With device credentials it authenticates by
+/// challenge–response on first use and again whenever its token expires.
+public final class GrantServiceClient: Sendable {
+    public let baseURL: URL
+    private let session: URLSession
+    private let credentials: DeviceCredentials?
+    private let token = Mutex<(value: String, expiresAt: Date)?>(nil)
+
+    /// A device that can sign challenges.
+    public struct DeviceCredentials: Sendable {
+        public let deviceID: UUID
+        public let signingKey: Ed25519.PrivateKey
+
+        public init(deviceID: UUID, signingKey: Ed25519.PrivateKey) {
+            self.deviceID = deviceID
+            self.signingKey = signingKey
+        }
+    }
+
+    public init(baseURL: URL, credentials: DeviceCredentials? = nil, timeout: Duration = .seconds(30)) {
+        self.baseURL = baseURL
+        self.credentials = credentials
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
+        configuration.httpMaximumConnectionsPerHost = 8
+        self.session = URLSession(configuration: configuration)
+    }
+
+    /// The same service, acting as another device.
+    public func authenticated(as credentials: DeviceCredentials) -> GrantServiceClient {
+        GrantServiceClient(baseURL: baseURL, credentials: credentials)
+    }
+
+    // MARK: Transport
+
+    enum Method: String { case get = "GET", post = "POST", put = "PUT", delete = "DELETE" }
+
+    /// Sends a request and decodes the answer; non-2xx answers throw `GrantServiceError`.
+    func send<Response: Decodable>(
+        _ method: Method, _ path: String, query: [URLQueryItem] = [], body: (some Encodable)? = nil as Empty?,
+        authenticated: Bool = true, as type: Response.Type = Response.self
+    ) async throws -> Response {
+        let encoded = try body.map { try CanonicalJSON.encode($0) }
+        let data = try await sendRaw(method, path, query: query, body: encoded, authenticated: authenticated)
+        do {
+            return try CanonicalJSON.decode(Response.self, from: data)
+        } catch {
+            throw GrantServiceError(status: 200, code: "invalid_response", message: "unexpected response body for \(path)")
+        }
+    }
+
+    /// As `send`, for answers without a body (204).
+    func sendExpectingNoContent(_ method: Method, _ path: String, body: (some Encodable)? = nil as Empty?) async throws {
+        let encoded = try body.map { try CanonicalJSON.encode($0) }
+        _ = try await sendRaw(method, path, query: [], body: encoded, authenticated: true)
+    }
+
+    func sendRaw(
+        _ method: Method, _ path: String, query: [URLQueryItem], body: Data?, authenticated: Bool
+    ) async throws -> Data {
+        var retriedAuthentication = false
+        while true {
+            var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+            if !query.isEmpty { components.queryItems = query }
+            var request = URLRequest(url: components.url!)
+            request.httpMethod = method.rawValue
+            if let body {
+                request.httpBody = body
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+            if authenticated {
+                request.setValue("Bearer \(try await bearerToken())", forHTTPHeaderField: "Authorization")
+            }
+            let (data, response) = try await session.data(for: request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            if (200..<300).contains(status) { return data }
+            if status == 401, authenticated, !retriedAuthentication, credentials != nil {
+                token.withLock { $0 = nil }
+                retriedAuthentication = true
+                continue
+            }
+            throw GrantServiceError(status: status, body: data)
+        }
+    }
+
+    // MARK: Authentication
+
+    /// A valid token, authenticating first when there is none or it is about to expire.
+    func bearerToken() async throws -> String {
+        if let current = token.withLock({ $0 }), current.expiresAt.timeIntervalSinceNow > 30 {
+            return current.value
+        }
+        guard let credentials else {
+            throw GrantServiceError(status: 401, code: "no_credentials", message: "this client has no device credentials")
+        }
+        let challenge: ChallengeResponse = try await send(
+            .post, "v1/auth/challenge", body: ChallengeRequest(deviceID: credentials.deviceID), authenticated: false)
+        let signature = credentials.signingKey.signature(
+            for: DeviceAuthentication.signingInput(
+                challengeID: challenge.challengeID, deviceID: credentials.deviceID, nonce: challenge.nonce))
+        let issued: TokenResponse = try await send(
+            .post, "v1/auth/token",
+            body: TokenRequest(challengeID: challenge.challengeID, deviceID: credentials.deviceID, signature: Data(signature)),
+            authenticated: false)
+        token.withLock { $0 = (issued.token, issued.expiresAt) }
+        return issued.token
+    }
+}
+
+/// Placeholder body type for requests without one.
+struct Empty: Codable, Sendable {}
+
+/// An error answer of the grant service (or a transport failure, status 0).
+public struct GrantServiceError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let status: Int
+    public let code: String
+    public let message: String
+
+    public init(status: Int, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    init(status: Int, body: Data) {
+        if let decoded = try? CanonicalJSON.decode(APIErrorBody.self, from: body) {
+            self.init(status: status, code: decoded.error.code, message: decoded.error.message)
+        } else {
+            self.init(status: status, code: "http_\(status)", message: "the grant service answered HTTP \(status)")
+        }
+    }
+
+    public var description: String { "\(message) (HTTP \(status), \(code))" }
+}

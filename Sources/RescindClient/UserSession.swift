@@ -1,0 +1,131 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+
+/// A user acting through one of their devices: the owner-side flows of the seeds
+/// (create a family member, add records, share, revoke, re-grant, transfer).
+/// All encryption and key wrapping happen here; the service sees only results.
+public struct UserSession: Sendable {
+    public let keys: UserKeys
+    public let deviceID: UUID
+    public let client: GrantServiceClient
+
+    public init(keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL) {
+        self.keys = keys
+        self.deviceID = deviceID
+        self.client = GrantServiceClient(
+            baseURL: baseURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey))
+    }
+
+    /// Registers the user with their public keys and this device.
+    public static func register(
+        keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String,
+        deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL
+    ) async throws -> UserSession {
+        var request = RegisterUserRequest(
+            userID: keys.userID, displayName: displayName,
+            agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
+            identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+            device: RegisterDeviceRequest(
+                deviceID: deviceID, name: deviceName, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+            signature: Data())
+        request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
+        _ = try await GrantServiceClient(baseURL: baseURL).registerUser(request)
+        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL)
+    }
+
+    /// Adds another device to this user's account and returns a session on it.
+    public func addDevice(name: String, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()) async throws -> UserSession {
+        _ = try await client.registerDevice(
+            RegisterDeviceRequest(deviceID: deviceID, name: name, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)))
+        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: client.baseURL)
+    }
+
+    // MARK: Keys
+
+    /// Creates a family member with a fresh FMK v1 (owner copy wrapped under the master key).
+    public func createFamilyMember(id: UUID = UUID()) async throws -> (familyMemberID: UUID, fmk: SecretKey) {
+        let fmk = SecretKey()
+        let wrapped = try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: keys.masterKey)
+        _ = try await client.createFamilyMember(CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: Data(wrapped)))
+        return (id, fmk)
+    }
+
+    /// Fetches and unwraps my copy of the current FMK. A revoked user gets the service's 403.
+    public func currentFMK(_ familyMemberID: UUID) async throws -> (fmk: SecretKey, version: Int) {
+        let wrapped = try await client.wrappedKey(familyMemberID)
+        return (try unwrap(wrapped), wrapped.fmkVersion)
+    }
+
+    /// Unwraps a wrapped FMK of mine, whichever way it was wrapped.
+    public func unwrap(_ wrapped: WrappedKeyResponse) throws -> SecretKey {
+        let version = UInt32(wrapped.fmkVersion)
+        switch wrapped.wrapping {
+        case .self:
+            return try FMKWrapping.unwrapForOwner(
+                [UInt8](wrapped.wrappedFMK), familyMemberID: wrapped.familyMemberID, version: version,
+                masterKey: keys.masterKey)
+        case .ecdh:
+            guard let granterKey = wrapped.granterAgreementPublicKey else { throw CryptoError(.invalidInput) }
+            return try FMKWrapping.unwrap(
+                [UInt8](wrapped.wrappedFMK), familyMemberID: wrapped.familyMemberID, version: version,
+                grantee: keys.agreementKey, granter: try X25519.PublicKey(rawRepresentation: [UInt8](granterKey)))
+        }
+    }
+
+    /// Shares a family member: wraps the current FMK from my key to the grantee's.
+    /// - Returns: the TOFU verification code both sides can compare (`A3-5F-2B`).
+    @discardableResult
+    public func grant(_ familyMemberID: UUID, to granteeUserID: UUID) async throws -> String {
+        let (fmk, version) = try await currentFMK(familyMemberID)
+        let grantee = try await client.user(granteeUserID)
+        let granteeKey = try X25519.PublicKey(rawRepresentation: [UInt8](grantee.agreementPublicKey))
+        let wrapped = try FMKWrapping.wrap(
+            fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey, grantee: granteeKey)
+        _ = try await client.grant(
+            familyMemberID, GrantRequest(granteeUserID: granteeUserID, fmkVersion: version, wrappedFMK: Data(wrapped)))
+        return try keys.agreementKey.verificationCode(with: granteeKey)
+    }
+
+    /// After an ownership transfer: re-wrap my copy under my own master key.
+    public func adoptOwnership(_ familyMemberID: UUID) async throws {
+        let (fmk, version) = try await currentFMK(familyMemberID)
+        let wrapped = try FMKWrapping.wrapForOwner(
+            fmk, familyMemberID: familyMemberID, version: UInt32(version), masterKey: keys.masterKey)
+        _ = try await client.replaceKey(
+            familyMemberID,
+            ReplaceKeyRequest(fmkVersion: version, wrapping: .self, wrappedFMK: Data(wrapped), granterAgreementPublicKey: nil))
+    }
+
+    // MARK: Records
+
+    public func putRecord(_ familyMemberID: UUID, recordID: UUID = UUID(), plaintext: [UInt8], fmk: SecretKey, version: Int) async throws -> UUID {
+        _ = try await client.putRecord(
+            familyMemberID, recordID, try RecordCipher.seal(plaintext, recordID: recordID, version: version, fmk: fmk))
+        return recordID
+    }
+
+    /// Every current record of a family member (following the change feed to its end).
+    public func allRecords(_ familyMemberID: UUID, pageSize: Int = 1000) async throws -> [RecordResponse] {
+        var records: [UUID: RecordResponse] = [:]
+        var cursor: Int64 = 0
+        while true {
+            let page = try await client.changes(familyMemberID, since: cursor, limit: pageSize)
+            for record in page.records { records[record.recordID] = record }
+            for deleted in page.deletedRecordIDs { records[deleted] = nil }
+            cursor = page.nextCursor
+            if !page.hasMore { break }
+        }
+        return records.values.sorted { $0.changeSeq < $1.changeSeq }
+    }
+
+    /// Decrypts every current record.
+    public func readRecords(_ familyMemberID: UUID) async throws -> [UUID: [UInt8]] {
+        let (fmk, _) = try await currentFMK(familyMemberID)
+        var plaintexts: [UUID: [UInt8]] = [:]
+        for record in try await allRecords(familyMemberID) {
+            plaintexts[record.recordID] = try RecordCipher.open(record, fmk: fmk)
+        }
+        return plaintexts
+    }
+}
