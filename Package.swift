@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "RescindClient", targets: ["RescindClient"]),
         .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
         .executable(name: "rescind-grant-service", targets: ["GrantServiceMain"]),
+        .executable(name: "rescind-audit-service", targets: ["AuditServiceMain"]),
+        .executable(name: "rescind-agent", targets: ["DeviceAgentMain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -26,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // swift-configuration support is not used: configuration comes from the environment.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // MARK: C libraries, each wrapped exactly once
@@ -108,8 +111,47 @@ let package = Package(
             resources: [.copy("Resources/openapi.yaml")]
         ),
 
+        .target(
+            name: "AuditService",
+            dependencies: [
+                "RescindConfiguration",
+                "RescindCrypto",
+                "RescindKafka",
+                "RescindPostgres",
+                "RescindProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // Runs on devices: must never depend on CLibPQ/RescindPostgres or the HTTP server stack.
+        .target(
+            name: "DeviceAgent",
+            dependencies: [
+                "RescindClient",
+                "RescindConfiguration",
+                "RescindCrypto",
+                "RescindKafka",
+                "RescindProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // MARK: Executables
 
+        .executableTarget(
+            name: "AuditServiceMain",
+            dependencies: ["AuditService", .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "DeviceAgentMain",
+            dependencies: ["DeviceAgent", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "GrantServiceMain",
             dependencies: ["GrantService", .product(name: "Logging", package: "swift-log")]
@@ -130,6 +172,20 @@ let package = Package(
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
+        .testTarget(
+            name: "AuditServiceTests",
+            dependencies: [
+                "AuditService", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "DeviceAgentTests",
+            dependencies: [
+                "DeviceAgent", "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "GrantServiceTests",
             dependencies: [

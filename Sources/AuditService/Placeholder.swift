@@ -1,0 +1,1 @@
+// Placeholder; the audit/notification service lands here (issue 5).

@@ -1,0 +1,1 @@
+print("rescind-audit-service: not built yet")

@@ -1,0 +1,1 @@
+// Placeholder; the device agent lands here (issue 4).

@@ -1,0 +1,1 @@
+print("rescind-agent: not built yet")
