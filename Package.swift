@@ -167,6 +167,17 @@ let package = Package(
 
         // MARK: Tests
 
+        // Real services for integration tests: a grant service on its own schema and
+        // Kafka cluster, and helpers to read what it published.
+        .target(
+            name: "RescindTestSupport",
+            dependencies: [
+                "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/RescindTestSupport"
+        ),
+
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
@@ -175,22 +186,22 @@ let package = Package(
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
-                "AuditService", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "AuditService", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "DeviceAgentTests",
             dependencies: [
-                "DeviceAgent", "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
+                "DeviceAgent", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "GrantServiceTests",
             dependencies: [
-                "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
-                .product(name: "Logging", package: "swift-log"),
+                "GrantService", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
+                "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -3,6 +3,7 @@ import RescindClient
 import RescindCrypto
 import RescindProtocol
 import Synchronization
+import RescindTestSupport
 import Testing
 
 /// The guide's story for Emma, end to end through HTTP, PostgreSQL and Kafka.

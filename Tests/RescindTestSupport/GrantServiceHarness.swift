@@ -10,27 +10,27 @@ import RescindProtocol
 /// A real grant service for one test: its own PostgreSQL schema on the test
 /// database, its own Kafka cluster (librdkafka's mock broker over TCP, so tests
 /// can take it down), listening on a free loopback port.
-struct GrantServiceHarness: Sendable {
-    static let partitions: Int32 = 2
-    let baseURL: URL
-    let schema: String
-    let topicPrefix: String
-    let cluster: DevelopmentCluster
-    let database: PostgresConfiguration
-    let serviceKey: Ed25519.PublicKey
-    let configuration: GrantServiceConfiguration
+public struct GrantServiceHarness: Sendable {
+    public static let partitions: Int32 = 2
+    public let baseURL: URL
+    public let schema: String
+    public let topicPrefix: String
+    public let cluster: DevelopmentCluster
+    public let database: PostgresConfiguration
+    public let serviceKey: Ed25519.PublicKey
+    public let configuration: GrantServiceConfiguration
     private let task: Task<Void, any Error>
 
-    static var databaseURL: String {
+    public static var databaseURL: String {
         ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"] ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
     }
 
-    static var repositoryRoot: URL {
+    public static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// Runs `body` against a fresh service and always tears it down.
-    static func with<Result>(
+    public static func with<Result>(
         _ adjust: (inout GrantServiceConfiguration) -> Void = { _ in },
         _ body: (GrantServiceHarness) async throws -> Result
     ) async throws -> Result {
@@ -45,7 +45,7 @@ struct GrantServiceHarness: Sendable {
         }
     }
 
-    static func start(_ adjust: (inout GrantServiceConfiguration) -> Void = { _ in }) async throws -> GrantServiceHarness {
+    public static func start(_ adjust: (inout GrantServiceConfiguration) -> Void = { _ in }) async throws -> GrantServiceHarness {
         let suffix = UUID().uuidString.prefix(8).lowercased()
         let cluster = try DevelopmentCluster()
         var configuration = GrantServiceConfiguration()
@@ -86,7 +86,7 @@ struct GrantServiceHarness: Sendable {
             serviceKey: try Ed25519.PrivateKey(seed: &seed).publicKey, configuration: configuration, task: task)
     }
 
-    func stop() async {
+    public func stop() async {
         task.cancel()
         _ = try? await task.value
         try? await withConnection { connection in
@@ -98,7 +98,7 @@ struct GrantServiceHarness: Sendable {
     }
 
     /// A direct connection to the service's schema, for checking what is stored.
-    func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         let connection = try await PostgresConnection.connect(configuration: database, logger: Logger(label: "test.db"))
         do {
             let result = try await body(connection)
@@ -111,12 +111,12 @@ struct GrantServiceHarness: Sendable {
     }
 
     /// Registers a user with one device.
-    func user(_ name: String, device: String = "phone") async throws -> UserSession {
+    public func user(_ name: String, device: String = "phone") async throws -> UserSession {
         try await UserSession.register(keys: .generate(), displayName: name, deviceName: "\(name)'s \(device)", baseURL: baseURL)
     }
 
     /// Reads `count` messages of a topic from the beginning (fails after `timeout`).
-    func messages(_ topic: Topic, count: Int, timeout: Duration = .seconds(20)) async throws -> [KafkaMessage] {
+    public func messages(_ topic: Topic, count: Int, timeout: Duration = .seconds(20)) async throws -> [KafkaMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: cluster.bootstrapServers, clientID: "test-reader"),
@@ -147,7 +147,7 @@ struct GrantServiceHarness: Sendable {
     }
 }
 
-enum HarnessError: Error {
+public enum HarnessError: Error {
     case serverDidNotStart
     case timedOut(String)
 }
