@@ -1,0 +1,24 @@
+/// A topic to create.
+public struct KafkaTopicSpec: Sendable, Hashable {
+    public var name: String
+    /// Upper bound on consumer parallelism within one group; per-key order holds within a partition.
+    public var partitions: Int32
+    /// Copies of each partition; must not exceed the number of brokers.
+    public var replicationFactor: Int16
+    /// Topic-level configuration (`retention.ms`, `min.insync.replicas`, …).
+    public var configuration: [String: String]
+
+    public init(name: String, partitions: Int32, replicationFactor: Int16, configuration: [String: String] = [:]) {
+        self.name = name
+        self.partitions = partitions
+        self.replicationFactor = replicationFactor
+        self.configuration = configuration
+    }
+}
+
+/// What creating one topic did. Both outcomes count as success, so topic creation can
+/// run on every start.
+public enum KafkaTopicCreationOutcome: Sendable, Hashable {
+    case created
+    case alreadyExisted
+}
