@@ -1,3 +1,0 @@
-import Testing
-@testable import RescindKafka
-@Test func placeholder() { #expect(Bool(true)) }
