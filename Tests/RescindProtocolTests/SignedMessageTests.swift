@@ -8,7 +8,7 @@ import Testing
     let key = Ed25519.PrivateKey()
     let command = DeviceCommand(
         commandID: UUID(), eventID: UUID(), deviceID: UUID(), action: .fmkRotation,
-        familyMemberID: UUID(), newFMKVersion: 3, issuedAt: Date())
+        familyMemberID: UUID(), newFMKVersion: 3, issuedAt: Timestamp.truncated(Date()))
 
     func signed() throws -> Data {
         try SignedMessage(schema: DeviceCommand.schema, signer: "grant-service", payload: command, key: key).encoded()
@@ -52,9 +52,17 @@ import Testing
             payload["also_erase"] = ["everything"]
             object["payload"] = payload
         }
-        #expect(throws: MessageError.badSignature) {
+        #expect(throws: MessageError.unsignedContent) {
             try SignedMessage<DeviceCommand>.verified(from: extended, schema: DeviceCommand.schema, key: key.publicKey)
         }
+    }
+
+    @Test func reorderedKeysAndWhitespaceStillVerify() throws {
+        // Canonical form is what is signed, not the received bytes' layout.
+        let object = try JSONSerialization.jsonObject(with: try signed())
+        let pretty = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted])
+        let message = try SignedMessage<DeviceCommand>.verified(from: pretty, schema: DeviceCommand.schema, key: key.publicKey)
+        #expect(message.payload == command)
     }
 
     @Test func signerAndSchemaAreCovered() throws {

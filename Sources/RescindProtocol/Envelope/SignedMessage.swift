@@ -47,14 +47,25 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
 
     /// Decodes without verifying, for callers that must first find the key
     /// (e.g. from the signer field); `verify(key:)` must follow before any use.
+    ///
+    /// - Throws: `MessageError.unsignedContent` when the payload carries anything its
+    ///   canonical form (the signed bytes) does not: unknown fields, other encodings.
     public static func decode(_ bytes: Data, schema expected: String) throws -> SignedMessage<Payload> {
         let message: SignedMessage<Payload>
+        let received: Any?
         do {
             message = try CanonicalJSON.decode(SignedMessage<Payload>.self, from: bytes)
+            received = (try JSONSerialization.jsonObject(with: bytes) as? [String: Any])?["payload"]
         } catch {
             throw MessageError.malformed
         }
         guard message.schema == expected else { throw MessageError.unexpectedSchema(message.schema) }
+        // Decoding drops what the payload type does not know; the signature covers only
+        // what it knows. Refuse the difference rather than let unsigned content ride along.
+        guard let received,
+            let signed = try? JSONSerialization.jsonObject(with: CanonicalJSON.encode(message.payload)),
+            NSDictionary(dictionary: ["payload": received]).isEqual(to: ["payload": signed])
+        else { throw MessageError.unsignedContent }
         return message
     }
 
@@ -76,6 +87,7 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed
     case unexpectedSchema(String)
     case badSignature
+    case unsignedContent
     case unknownSigner(String)
 
     public var code: String {
@@ -83,6 +95,7 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed: "malformed"
         case .unexpectedSchema: "unexpected_schema"
         case .badSignature: "bad_signature"
+        case .unsignedContent: "unsigned_content"
         case .unknownSigner: "unknown_signer"
         }
     }
@@ -92,6 +105,7 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed: "message is not a valid signed envelope"
         case .unexpectedSchema(let schema): "unexpected schema \(schema.prefix(80))"
         case .badSignature: "signature does not verify"
+        case .unsignedContent: "message carries content its signature does not cover"
         case .unknownSigner(let signer): "unknown signer \(signer.prefix(80))"
         }
     }

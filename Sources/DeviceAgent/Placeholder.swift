@@ -1,1 +1,0 @@
-// Placeholder; the device agent lands here (issue 4).

@@ -1,0 +1,110 @@
+import Foundation
+
+/// What the audit service concluded, on `audit_notifications`, signed by the audit
+/// service (`signer` `audit-service`). Keyed by family member id when one is known.
+///
+/// One flat shape for every kind so that monitors can route on `kind` alone; the
+/// fields a kind carries are listed on each case (the JSON Schema enforces them).
+public struct AuditNotification: Codable, Sendable, Equatable {
+    public static let schema = "rescind.audit_notification.v1"
+    public static let signer = "audit-service"
+
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// Every expected device applied the revocation: `family_member_id`, `event_id`,
+        /// `commit_to_last_ack_ms`, `devices`.
+        case revocationCompleted = "revocation_completed"
+        /// A device had not acknowledged by the deadline: `family_member_id`, `event_id`,
+        /// `device_id`, `deadline`. Sent once per device and revocation.
+        case ackOverdue = "ack_overdue"
+        /// A device reported that it could not comply: `family_member_id`, `event_id`,
+        /// `device_id`, `error`.
+        case ackFailed = "ack_failed"
+        /// A message was refused (unsigned, forged, malformed, unknown): `rejection`, and
+        /// `family_member_id` / `event_id` / `device_id` when they could be attributed.
+        case messageRejected = "message_rejected"
+    }
+
+    /// A device's final state, as reported in `revocation_completed`.
+    public struct DeviceOutcome: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var userID: UUID
+        public var action: DeviceAction
+        /// `applied`, `already_applied`, `failed`, `overdue` or `pending`.
+        public var state: String
+        public var ackedAt: Date?
+        /// The device acknowledged after its deadline had passed.
+        public var late: Bool
+
+        public init(deviceID: UUID, userID: UUID, action: DeviceAction, state: String, ackedAt: Date?, late: Bool) {
+            self.deviceID = deviceID
+            self.userID = userID
+            self.action = action
+            self.state = state
+            self.ackedAt = ackedAt
+            self.late = late
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late
+        }
+    }
+
+    /// Where a refused message was read and why it was refused; never its contents.
+    public struct Rejection: Codable, Sendable, Equatable {
+        public var topic: String
+        public var partition: Int32
+        public var offset: Int64
+        /// Stable code: `malformed`, `unexpected_schema`, `bad_signature`, `unknown_signer`,
+        /// `unknown_revocation`, `unknown_device`, `mismatched_ack`, `unknown_topic`.
+        public var reason: String
+        /// The claimed signer, when the envelope could be read (it is not trusted).
+        public var signer: String?
+
+        public init(topic: String, partition: Int32, offset: Int64, reason: String, signer: String?) {
+            self.topic = topic
+            self.partition = partition
+            self.offset = offset
+            self.reason = reason
+            self.signer = signer
+        }
+    }
+
+    /// Unique per conclusion: a redelivered input never produces a second notification id.
+    public var notificationID: UUID
+    public var kind: Kind
+    public var familyMemberID: UUID?
+    public var eventID: UUID?
+    public var deviceID: UUID?
+    /// Revocation commit (the event's `occurred_at`) to the acknowledgement that completed it.
+    public var commitToLastAckMs: Int?
+    public var devices: [DeviceOutcome]?
+    public var deadline: Date?
+    /// The device's own failure text (bounded), for `ack_failed`.
+    public var error: String?
+    public var rejection: Rejection?
+    public var occurredAt: Date
+
+    public init(
+        notificationID: UUID, kind: Kind, familyMemberID: UUID?, eventID: UUID?, deviceID: UUID?,
+        commitToLastAckMs: Int? = nil, devices: [DeviceOutcome]? = nil, deadline: Date? = nil,
+        error: String? = nil, rejection: Rejection? = nil, occurredAt: Date
+    ) {
+        self.notificationID = notificationID
+        self.kind = kind
+        self.familyMemberID = familyMemberID
+        self.eventID = eventID
+        self.deviceID = deviceID
+        self.commitToLastAckMs = commitToLastAckMs
+        self.devices = devices
+        self.deadline = deadline
+        self.error = error
+        self.rejection = rejection
+        self.occurredAt = occurredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case notificationID = "notification_id", kind, familyMemberID = "family_member_id", eventID = "event_id"
+        case deviceID = "device_id", commitToLastAckMs = "commit_to_last_ack_ms", devices, deadline, error, rejection
+        case occurredAt = "occurred_at"
+    }
+}
