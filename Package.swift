@@ -124,7 +124,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            resources: [.copy("Resources/monitor.html"), .copy("Resources/monitor.js")]
         ),
 
         // Runs on devices: must never depend on CLibPQ/RescindPostgres or the HTTP server stack.

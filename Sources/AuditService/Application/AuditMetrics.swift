@@ -1,0 +1,75 @@
+import Prometheus
+import RescindProtocol
+
+/// The audit service's Prometheus metrics, in a registry of its own.
+///
+/// A registry per application instance (not the process-wide swift-metrics backend)
+/// lets a test process run a grant service and several audit services side by side,
+/// each exporting only its own numbers on `/metrics`.
+final class AuditMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    /// Gauges refreshed from PostgreSQL by the deadline monitor (the same for every replica).
+    let pendingAcks: Gauge
+    let overdueAcks: Gauge
+    let openRevocations: Gauge
+    let unverifiedAcks: Gauge
+    let unsentNotifications: Gauge
+    /// Revocation commit to the ack that completed it.
+    let commitToLastAck: DurationHistogram
+    let auditEntries: Counter
+    let notificationsPublished: Counter
+
+    init() {
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "rescind", subsystem: "audit", metricName: metric, unitName: unit, helpText: help)
+        }
+        pendingAcks = registry.makeGauge(
+            descriptor: name("pending_acks", "", "Expected device acks not yet received (pending or overdue)."))
+        overdueAcks = registry.makeGauge(
+            descriptor: name("overdue_acks", "", "Expected device acks past their deadline and still missing."))
+        openRevocations = registry.makeGauge(
+            descriptor: name("open_revocations", "", "Revocations not yet applied by every device."))
+        unverifiedAcks = registry.makeGauge(
+            descriptor: name("unverified_acks", "", "Acks held until their revocation event arrives."))
+        unsentNotifications = registry.makeGauge(
+            descriptor: name("notification_outbox_unsent", "", "Notifications not yet acknowledged by Kafka."))
+        commitToLastAck = registry.makeDurationHistogram(
+            descriptor: name("commit_to_last_ack", "seconds", "Revocation commit to the ack that completed it."),
+            buckets: [
+                .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5),
+                .seconds(10), .seconds(30), .seconds(60), .seconds(300), .seconds(3600),
+            ])
+        auditEntries = registry.makeCounter(descriptor: name("log_entries", "total", "Audit log entries appended."))
+        notificationsPublished = registry.makeCounter(
+            descriptor: name("notifications_published", "total", "Notifications delivered to Kafka."))
+    }
+
+    func consumed(_ topic: Topic) {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "messages_consumed", unitName: "total",
+                helpText: "Messages read from the input topics, accepted or not."),
+            labels: [("topic", topic.rawValue)]
+        ).increment()
+    }
+
+    func rejected(reason: String) {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "messages_rejected", unitName: "total",
+                helpText: "Messages refused: unsigned, forged, malformed or unknown."),
+            labels: [("reason", reason)]
+        ).increment()
+    }
+
+    /// Consumer lag in time: the age of the message just read (its broker timestamp).
+    func lag(_ topic: Topic, seconds: Double) {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "consumer_lag", unitName: "seconds",
+                helpText: "Age of the last message read from each input topic."),
+            labels: [("topic", topic.rawValue)]
+        ).set(to: max(0, seconds))
+    }
+}

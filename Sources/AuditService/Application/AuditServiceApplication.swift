@@ -1,0 +1,113 @@
+import Foundation
+import Hummingbird
+import Logging
+import RescindCrypto
+import RescindKafka
+import RescindPostgres
+import RescindProtocol
+import ServiceLifecycle
+
+/// Builds the audit service: the input consumer, the deadline monitor, the
+/// notification relay, the live event stream and the HTTP API, sharing one pool.
+public enum AuditServiceApplication {
+    /// Loads keys, opens the pool (applying migrations if configured) and the producer, and
+    /// returns the application ready to `run()` (or `runService()`, which stops gracefully on
+    /// SIGTERM/SIGINT: the message in hand is finished and its offset committed).
+    /// - Parameter onServerRunning: told the bound port (useful with port 0).
+    /// - Throws: `AuditServiceError` for an unusable key or grant-service setting,
+    ///   `PostgresError`/`KafkaError` when the database or the producer cannot be set up.
+    public static func build(
+        configuration: AuditServiceConfiguration,
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> some ApplicationProtocol {
+        let signingKey = try SigningKeyFile.load(
+            path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
+        let grantService = try configuration.grantService.url.map { text in
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+                throw AuditServiceError.configuration("RESCIND_GRANT_SERVICE_URL is not an http(s) URL")
+            }
+            return GrantServiceLink(baseURL: url)
+        }
+        let grantServiceKey = try await GrantServiceKey.resolve(
+            pinned: configuration.grantService.publicKey, link: grantService, logger: logger)
+
+        var database = try PostgresConfiguration(url: configuration.database.url)
+        database.searchPath = [configuration.database.schema]
+        database.applicationName = "rescind-audit-service"
+        let pool = PostgresConnectionPool(configuration: database, size: configuration.database.poolSize, logger: logger)
+        if configuration.database.migrateOnStart {
+            let applied = try await PostgresMigrator(
+                directory: URL(fileURLWithPath: configuration.database.migrationsDirectory),
+                schema: configuration.database.schema, logger: logger
+            ).migrate(using: pool)
+            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+        }
+        let kafka = configuration.kafka
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service",
+                additionalProperties: kafka.producerProperties),
+            logger: logger)
+
+        let metrics = AuditMetrics()
+        let topics = TopicNames(prefix: kafka.topicPrefix)
+        let auditLog = AuditLog(signingKey: signingKey)
+        let tracker = RevocationTracker(auditLog: auditLog, ackDeadline: configuration.tracking.ackDeadline)
+        let writer = ConclusionWriter(signingKey: signingKey)
+        let handler = InboundMessageHandler(
+            pool: pool, topics: topics, grantServiceKey: grantServiceKey, auditLog: auditLog, tracker: tracker,
+            writer: writer, metrics: metrics, logger: logger)
+        let hub = EventStreamHub(
+            pool: pool, database: database, pollInterval: configuration.notifications.pollInterval, logger: logger)
+
+        let router = Router(context: AuditRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        OperationsController(pool: pool, metrics: metrics, serviceKey: signingKey.publicKey).addRoutes(to: router)
+        AccessLogController(
+            pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
+            verifier: AuditChainVerifier(publicKey: signingKey.publicKey)
+        ).addRoutes(to: router)
+        MonitoringController(pool: pool).addRoutes(to: router)
+        EventStreamController(hub: hub).addRoutes(to: router)
+
+        var app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: "rescind-audit-service"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        // Graceful shutdown runs in reverse: HTTP first, then the consumer (finishing and
+        // committing the message in hand), the stream, the monitor, the relay (publishing
+        // what was concluded), and the pool last.
+        app.addServices(
+            PoolService(pool: pool),
+            NotificationRelay(
+                pool: pool, database: database, producer: producer, topic: topics.name(.auditNotifications),
+                batchSize: configuration.notifications.batchSize, pollInterval: configuration.notifications.pollInterval,
+                metrics: metrics, logger: logger),
+            DeadlineMonitor(
+                pool: pool, tracker: tracker, writer: writer, handler: handler,
+                interval: configuration.tracking.scanInterval, pendingAckLifetime: configuration.tracking.pendingAckLifetime,
+                streamRetention: configuration.tracking.streamRetention, metrics: metrics, logger: logger),
+            hub,
+            InboundConsumer(
+                configuration: KafkaConsumerConfiguration(
+                    bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service",
+                    groupID: kafka.consumerGroup, autoOffsetReset: .earliest, sessionTimeout: kafka.sessionTimeout,
+                    heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
+                topics: topics.inputs, handler: handler, logger: logger))
+        return app
+    }
+}
+
+/// Closes the pool after every other service stopped.
+struct PoolService: Service {
+    let pool: PostgresConnectionPool
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}

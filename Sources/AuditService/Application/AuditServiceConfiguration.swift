@@ -1,0 +1,134 @@
+import Foundation
+import RescindConfiguration
+
+/// Everything the audit service can be told, with the defaults it runs with.
+/// Filled from environment variables in `init(environment:)` only.
+public struct AuditServiceConfiguration: Sendable {
+    public struct HTTP: Sendable {
+        /// Address to bind; `RESCIND_AUDIT_HOST`.
+        public var host = "127.0.0.1"
+        /// Port to bind, 0 for any free port; `RESCIND_AUDIT_PORT`.
+        public var port = 8081
+    }
+
+    public struct Database: Sendable {
+        /// libpq connection URL; `RESCIND_DATABASE_URL` (shared with the grant service, other schema).
+        public var url = "postgres://rescind:rescind@127.0.0.1:54329/rescind"
+        /// The service's own schema; `RESCIND_AUDIT_DB_SCHEMA`.
+        public var schema = "audit_service"
+        /// Connections in the pool; `RESCIND_AUDIT_DB_POOL_SIZE`.
+        public var poolSize = 6
+        /// Apply pending migrations at start; `RESCIND_AUDIT_MIGRATE`.
+        public var migrateOnStart = true
+        /// Directory of the schema's `*.sql` migrations; `RESCIND_AUDIT_MIGRATIONS_DIR`.
+        public var migrationsDirectory = "migrations/audit"
+    }
+
+    public struct Kafka: Sendable {
+        /// `RESCIND_KAFKA_BOOTSTRAP_SERVERS`.
+        public var bootstrapServers = "127.0.0.1:9092"
+        /// Prepended to every topic name; `RESCIND_TOPIC_PREFIX`.
+        public var topicPrefix = ""
+        /// Replicas of the audit service share the input partitions through this group;
+        /// `RESCIND_AUDIT_CONSUMER_GROUP`.
+        public var consumerGroup = "rescind-audit-service"
+        /// `session.timeout.ms`; `RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS`. Short values
+        /// make rebalances (and tests against the mock broker) faster.
+        public var sessionTimeout: Duration = .seconds(45)
+        /// `heartbeat.interval.ms`; `RESCIND_AUDIT_KAFKA_HEARTBEAT_MS`.
+        public var heartbeatInterval: Duration = .seconds(3)
+        /// Raw librdkafka properties of the consumer (security, tuning); not read from the environment.
+        public var consumerProperties: [String: String] = [:]
+        /// Raw librdkafka properties of the notification producer; not read from the environment.
+        public var producerProperties: [String: String] = [:]
+    }
+
+    /// How the grant service's message-signing key is obtained.
+    public struct GrantService: Sendable {
+        /// Base64 of the grant service's Ed25519 public key, pinned;
+        /// `RESCIND_GRANT_SERVICE_PUBLIC_KEY`. Takes precedence over fetching.
+        public var publicKey: String?
+        /// Base URL of the grant service; `RESCIND_GRANT_SERVICE_URL`. Without a pinned key,
+        /// the key is fetched from its `GET /v1/service-key` at start. The access-log API
+        /// also needs it: it asks the grant service who a bearer token belongs to.
+        public var url: String?
+    }
+
+    public struct Tracking: Sendable {
+        /// A device that has not acknowledged this long after the commit is overdue;
+        /// `RESCIND_AUDIT_ACK_DEADLINE_SECONDS`.
+        public var ackDeadline: Duration = .seconds(300)
+        /// How often deadlines are checked and gauges refreshed; `RESCIND_AUDIT_SCAN_INTERVAL_MS`.
+        public var scanInterval: Duration = .seconds(1)
+        /// An ack whose revocation event never arrives is rejected after;
+        /// `RESCIND_AUDIT_PENDING_ACK_TTL_SECONDS`.
+        public var pendingAckLifetime: Duration = .seconds(3600)
+        /// Stream events older than this are deleted (SSE resume window);
+        /// `RESCIND_AUDIT_STREAM_RETENTION_SECONDS`.
+        public var streamRetention: Duration = .seconds(86_400)
+    }
+
+    public struct Notifications: Sendable {
+        /// Fallback poll of the notification outbox; `RESCIND_AUDIT_OUTBOX_POLL_MS`.
+        public var pollInterval: Duration = .seconds(2)
+        /// Rows published per relay transaction; `RESCIND_AUDIT_OUTBOX_BATCH_SIZE`.
+        public var batchSize = 200
+    }
+
+    public var http = HTTP()
+    public var database = Database()
+    public var kafka = Kafka()
+    public var grantService = GrantService()
+    public var tracking = Tracking()
+    public var notifications = Notifications()
+    /// File holding the 32-byte Ed25519 seed that signs notifications and audit entries;
+    /// `RESCIND_AUDIT_SIGNING_KEY_FILE`.
+    public var signingKeyFile = ".stack/keys/audit-service.key"
+    /// Create the signing key file when missing (development only); `RESCIND_AUDIT_CREATE_SIGNING_KEY`.
+    public var createSigningKeyIfMissing = false
+    /// `RESCIND_LOG_LEVEL` (trace … critical).
+    public var logLevel = "info"
+
+    public init() {}
+
+    /// Reads every `RESCIND_*` variable the audit service knows; unset ones keep their defaults.
+    /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
+    public init(environment: [String: String]) throws {
+        var reader = EnvironmentReader(environment)
+        http.host = reader.string("RESCIND_AUDIT_HOST", default: http.host)
+        http.port = try reader.int("RESCIND_AUDIT_PORT", default: http.port, range: 0...65_535)
+        database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
+        database.schema = try reader.identifier("RESCIND_AUDIT_DB_SCHEMA", default: database.schema)
+        database.poolSize = try reader.int("RESCIND_AUDIT_DB_POOL_SIZE", default: database.poolSize, range: 2...200)
+        database.migrateOnStart = try reader.bool("RESCIND_AUDIT_MIGRATE", default: database.migrateOnStart)
+        database.migrationsDirectory = reader.string("RESCIND_AUDIT_MIGRATIONS_DIR", default: database.migrationsDirectory)
+        kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
+        kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
+        kafka.consumerGroup = reader.string("RESCIND_AUDIT_CONSUMER_GROUP", default: kafka.consumerGroup)
+        kafka.sessionTimeout = .milliseconds(
+            try reader.int("RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS", default: 45_000, range: 1000...3_600_000))
+        kafka.heartbeatInterval = .milliseconds(
+            try reader.int("RESCIND_AUDIT_KAFKA_HEARTBEAT_MS", default: 3000, range: 100...3_600_000))
+        grantService.publicKey = reader.optionalString("RESCIND_GRANT_SERVICE_PUBLIC_KEY")
+        grantService.url = reader.optionalString("RESCIND_GRANT_SERVICE_URL")
+        tracking.ackDeadline = try reader.seconds("RESCIND_AUDIT_ACK_DEADLINE_SECONDS", default: tracking.ackDeadline)
+        tracking.scanInterval = .milliseconds(
+            try reader.int("RESCIND_AUDIT_SCAN_INTERVAL_MS", default: 1000, range: 50...600_000))
+        tracking.pendingAckLifetime = try reader.seconds(
+            "RESCIND_AUDIT_PENDING_ACK_TTL_SECONDS", default: tracking.pendingAckLifetime)
+        tracking.streamRetention = try reader.seconds(
+            "RESCIND_AUDIT_STREAM_RETENTION_SECONDS", default: tracking.streamRetention)
+        notifications.pollInterval = .milliseconds(
+            try reader.int("RESCIND_AUDIT_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
+        notifications.batchSize = try reader.int(
+            "RESCIND_AUDIT_OUTBOX_BATCH_SIZE", default: notifications.batchSize, range: 1...10_000)
+        signingKeyFile = reader.string("RESCIND_AUDIT_SIGNING_KEY_FILE", default: signingKeyFile)
+        createSigningKeyIfMissing = try reader.bool("RESCIND_AUDIT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
+        logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
+        if grantService.publicKey == nil && grantService.url == nil {
+            throw ConfigurationError(
+                variable: "RESCIND_GRANT_SERVICE_PUBLIC_KEY",
+                problem: "set it (base64 Ed25519 key) or RESCIND_GRANT_SERVICE_URL to fetch it at start")
+        }
+    }
+}

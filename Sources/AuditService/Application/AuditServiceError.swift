@@ -1,0 +1,26 @@
+/// Why the audit service could not start or do its work. Descriptions name the
+/// setting or resource, never key bytes or message contents.
+public enum AuditServiceError: Error, CustomStringConvertible, Sendable {
+    /// A setting or file is unusable.
+    case configuration(String)
+    /// The grant service could not be reached or answered something unusable.
+    case grantService(String)
+    /// Kafka did not acknowledge this many notifications; they stay in the outbox and are retried.
+    case notificationsUndelivered(Int)
+
+    public var code: String {
+        switch self {
+        case .configuration: "configuration"
+        case .grantService: "grant_service"
+        case .notificationsUndelivered: "notifications_undelivered"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .configuration(let problem): "configuration: \(problem)"
+        case .grantService(let problem): "grant service: \(problem)"
+        case .notificationsUndelivered(let count): "\(count) notification(s) were not acknowledged by Kafka"
+        }
+    }
+}

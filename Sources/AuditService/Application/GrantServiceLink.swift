@@ -1,0 +1,62 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The two questions the audit service asks the grant service over HTTP: its
+/// message-signing key (at start, unless pinned) and who a bearer token belongs to
+/// (token introspection for the access-log API; the audit service has no users).
+struct GrantServiceLink: Sendable {
+    let baseURL: URL
+    private let session: URLSession
+
+    init(baseURL: URL, timeout: Duration = .seconds(10)) {
+        self.baseURL = baseURL
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
+        self.session = URLSession(configuration: configuration)
+    }
+
+    /// `GET /v1/service-key`.
+    /// - Throws: `AuditServiceError.grantService` when unreachable or the answer is not a key.
+    func serviceKey() async throws -> Ed25519.PublicKey {
+        let (data, status) = try await get("v1/service-key", token: nil)
+        guard status == 200, let body = try? CanonicalJSON.decode(ServiceKeyResponse.self, from: data),
+            let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](body.signingPublicKey))
+        else {
+            throw AuditServiceError.grantService("GET /v1/service-key answered \(status) without a usable key")
+        }
+        return key
+    }
+
+    /// `GET /v1/me` with the caller's token.
+    /// - Returns: the token's user id, or `nil` when the grant service refuses the token.
+    /// - Throws: `AuditServiceError.grantService` when it cannot answer.
+    func userID(forToken token: String) async throws -> UUID? {
+        let (data, status) = try await get("v1/me", token: token)
+        switch status {
+        case 200:
+            guard let me = try? CanonicalJSON.decode(MeResponse.self, from: data) else {
+                throw AuditServiceError.grantService("GET /v1/me answered an unexpected body")
+            }
+            return me.user.userID
+        case 401, 403: return nil
+        default: throw AuditServiceError.grantService("GET /v1/me answered \(status)")
+        }
+    }
+
+    private func get(_ path: String, token: String?) async throws -> (Data, Int) {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = "GET"
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        do {
+            let (data, response) = try await session.data(for: request)
+            return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+        } catch {
+            throw AuditServiceError.grantService("\(baseURL.host ?? "?") unreachable (\(type(of: error)))")
+        }
+    }
+}

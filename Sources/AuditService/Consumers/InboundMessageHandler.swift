@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import RescindCrypto
+import RescindKafka
+import RescindPostgres
+import RescindProtocol
+
+/// Turns one input message into stored facts and conclusions, in one transaction.
+///
+/// Input is never trusted: a message that is not a well-formed envelope signed by the
+/// expected key is rejected (stored, counted, reported), and the handler returns so
+/// that its offset is committed. It throws only when storage fails, so that the message
+/// is retried rather than lost. Every write is idempotent by event or ack id.
+struct InboundMessageHandler: Sendable {
+    let pool: PostgresConnectionPool
+    let topics: TopicNames
+    let grantServiceKey: Ed25519.PublicKey
+    let auditLog: AuditLog
+    let tracker: RevocationTracker
+    let writer: ConclusionWriter
+    let metrics: AuditMetrics
+    let logger: Logger
+
+    func handle(_ message: KafkaMessage) async throws {
+        let position = MessagePosition(topic: message.topic, partition: message.partition, offset: message.offset)
+        let topic = topics.topic(named: message.topic)
+        if let topic {
+            metrics.consumed(topic)
+            if let timestamp = message.timestamp { metrics.lag(topic, seconds: Date().timeIntervalSince(timestamp)) }
+        }
+        let conclusions = try await pool.transaction { connection in
+            var conclusions = Conclusions()
+            do {
+                switch topic {
+                case .revocationEvents:
+                    try await revocationEvent(message.value, at: position, on: connection, into: &conclusions)
+                case .accessEvents:
+                    try await accessEvent(message.value, on: connection, into: &conclusions)
+                case .deviceAcks:
+                    try await tracker.receive(message.value, at: position, on: connection, into: &conclusions)
+                default:
+                    throw Rejection("unknown_topic")
+                }
+            } catch let rejection as Rejection {
+                // Every check that rejects runs before the first write of its message.
+                try await RejectionLog.record(
+                    rejection, at: position, envelope: message.value, on: connection, into: &conclusions)
+            }
+            try await writer.write(conclusions, on: connection)
+            return conclusions
+        }
+        record(conclusions)
+        for reason in conclusions.rejections {
+            logger.warning(
+                "rejected message",
+                metadata: ["kafka.topic": "\(position.topic)", "kafka.partition": "\(position.partition)",
+                           "kafka.offset": "\(position.offset)", "rescind.reason": "\(reason)"])
+        }
+    }
+
+    /// Metrics move only once the transaction committed.
+    func record(_ conclusions: Conclusions) {
+        for reason in conclusions.rejections { metrics.rejected(reason: reason) }
+        for duration in conclusions.completions { metrics.commitToLastAck.record(duration) }
+        if conclusions.auditEntries > 0 { metrics.auditEntries.increment(by: Int64(conclusions.auditEntries)) }
+    }
+
+    /// Decodes a grant-service envelope and checks its signature.
+    func verifiedGrantMessage<Payload: Codable & Sendable>(
+        _ bytes: Data?, schema: String, as type: Payload.Type
+    ) throws -> SignedMessage<Payload> {
+        guard let bytes else { throw Rejection(MessageError.malformed) }
+        let message: SignedMessage<Payload>
+        do {
+            message = try SignedMessage<Payload>.decode(bytes, schema: schema)
+        } catch let error as MessageError {
+            throw Rejection(error)
+        }
+        do {
+            try message.verify(key: grantServiceKey)
+        } catch let error as MessageError {
+            throw Rejection(error.code, signer: message.signer)
+        }
+        return message
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import RescindKafka
+import RescindPostgres
+import ServiceLifecycle
+
+/// Publishes the notification outbox to `audit_notifications` in creation order and
+/// marks rows sent once Kafka acknowledged them; a crash in between re-sends, and
+/// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
+/// safety net. Rows are claimed with `SKIP LOCKED`, so replicas share the work.
+struct NotificationRelay: Service {
+    let pool: PostgresConnectionPool
+    let database: PostgresConfiguration
+    let producer: KafkaProducer
+    let topic: String
+    let batchSize: Int
+    let pollInterval: Duration
+    let metrics: AuditMetrics
+    let logger: Logger
+
+    func run() async throws {
+        let listener = try await PostgresNotificationListener.start(
+            configuration: database, channels: [ConclusionWriter.outboxChannel], logger: logger)
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in listener { wake.yield() }
+                }
+                group.addTask {
+                    while (try? await Task.sleep(for: pollInterval)) != nil { wake.yield() }
+                }
+                wake.yield()
+                for await _ in wakeups {
+                    await publishPending()
+                }
+                listener.stop()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            // Ends the loop after the batch in flight was delivered and marked.
+            wake.finish()
+        }
+        await producer.shutdown()
+    }
+
+    func publishPending() async {
+        do {
+            while try await publishBatch() == batchSize {}
+        } catch where !Task.isCancelled {
+            logger.warning("notification publish failed; will retry", metadata: ["error": "\(error)"])
+            try? await Task.sleep(for: .milliseconds(500))
+        } catch {}
+    }
+
+    /// - Returns: how many rows were claimed.
+    func publishBatch() async throws -> Int {
+        try await pool.transaction { connection in
+            let rows = try await connection.query(
+                """
+                SELECT notification_id, family_member_id, envelope FROM notification_outbox
+                WHERE sent_at IS NULL ORDER BY seq LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
+                """
+            ).map { try $0.decode(UUID.self, UUID?.self, Data.self) }
+            guard !rows.isEmpty else { return 0 }
+            let results = await producer.send(
+                rows.map { _, familyMemberID, envelope in
+                    KafkaProducerMessage(
+                        topic: topic, key: familyMemberID.map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
+                })
+            let delivered = zip(rows, results).compactMap { row, result in (try? result.get()).map { _ in row.0 } }
+            for id in delivered {
+                try await connection.execute("UPDATE notification_outbox SET sent_at = now() WHERE notification_id = \(id)")
+            }
+            metrics.notificationsPublished.increment(by: Int64(delivered.count))
+            if delivered.count < rows.count {
+                throw AuditServiceError.notificationsUndelivered(rows.count - delivered.count)
+            }
+            return rows.count
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+
+/// One event of the live stream (SSE): a revocation's new state, an access change,
+/// or a notification. `data` is the JSON the client receives.
+struct StreamEvent: Sendable {
+    enum Kind: String, Sendable {
+        /// `RevocationStatus`: the whole current state (clients replace what they had).
+        case revocation
+        /// An access change (`AccessEvent` without key material).
+        case accessEvent = "access_event"
+        /// An `AuditNotification` (also published on `audit_notifications`).
+        case notification
+    }
+
+    var kind: Kind
+    /// `nil` for what cannot be attributed (a rejected message of unknown origin):
+    /// only unfiltered subscribers see those.
+    var familyMemberID: UUID?
+    var data: PostgresJSON
+
+    init(_ kind: Kind, familyMemberID: UUID?, payload: some Encodable) throws {
+        self.kind = kind
+        self.familyMemberID = familyMemberID
+        self.data = PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(payload)))
+    }
+}
+
+/// A stream event as stored, with its position (the SSE `id`).
+struct StoredStreamEvent: Sendable {
+    var id: Int64
+    var kind: String
+    var familyMemberID: UUID?
+    var data: [UInt8]
+
+    /// The SSE wire form: `id`, `event` and one `data` line (JSON has no raw newlines).
+    var serverSentEvent: String {
+        "id: \(id)\nevent: \(kind)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+    }
+}

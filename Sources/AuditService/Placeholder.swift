@@ -1,1 +1,0 @@
-// Placeholder; the audit/notification service lands here (issue 5).

@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import RescindPostgres
+import RescindProtocol
+
+/// What the monitoring page reads: recent revocations with per-device state, recent
+/// rejections, and the page itself. Operator endpoints (ids and states, no details):
+/// expose them on an internal network only.
+struct MonitoringController {
+    let pool: PostgresConnectionPool
+
+    /// A refused message as the page lists it.
+    struct RejectedMessage: Encodable {
+        let topic: String
+        let partition: Int32
+        let offset: Int64
+        let reason: String
+        let signer: String?
+        let familyMemberID: UUID?
+        let eventID: UUID?
+        let deviceID: UUID?
+        let receivedAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case topic, partition, offset, reason, signer, familyMemberID = "family_member_id", eventID = "event_id"
+            case deviceID = "device_id", receivedAt = "received_at"
+        }
+    }
+
+    struct RejectedMessageList: Encodable {
+        let rejections: [RejectedMessage]
+    }
+
+    func addRoutes(to router: Router<AuditRequestContext>) {
+        router.get("v1/revocations") { request, _ in
+            let familyMemberID = try Self.uuid(request, "family_member_id")
+            let limit = try AccessLogController.integer(request, "limit", default: 50, range: 1...500)
+            let list = try await pool.withConnection { connection in
+                // Position first: whatever commits after it is replayed by the stream.
+                let position = try await EventStreamHub.position(on: connection)
+                let revocations = try await RevocationRecord.statuses(
+                    eventID: nil, familyMemberID: familyMemberID, limit: Int(limit), on: connection)
+                return RevocationStatusList(revocations: revocations, streamPosition: position)
+            }
+            return try Response.json(list)
+        }
+        router.get("v1/revocations/:eventID") { _, context in
+            let eventID = try context.parameters.require("eventID", as: UUID.self)
+            guard let status = try await pool.withConnection({ try await RevocationRecord.status(eventID, on: $0) }) else {
+                throw APIError.notFound("revocation")
+            }
+            return try Response.json(status)
+        }
+        router.get("v1/rejections") { request, _ in
+            let limit = try AccessLogController.integer(request, "limit", default: 20, range: 1...500)
+            let rows = try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT topic, partition, kafka_offset, reason, signer, family_member_id, event_id, device_id, received_at
+                    FROM rejected_messages ORDER BY rejection_id DESC LIMIT \(limit)
+                    """)
+            }
+            let rejections = try rows.map { row in
+                let (topic, partition, offset, reason, signer, familyMemberID, eventID, deviceID, receivedAt) = try row.decode(
+                    String.self, Int32.self, Int64.self, String.self, String?.self, UUID?.self, UUID?.self, UUID?.self,
+                    Date.self)
+                return RejectedMessage(
+                    topic: topic, partition: partition, offset: offset, reason: reason, signer: signer,
+                    familyMemberID: familyMemberID, eventID: eventID, deviceID: deviceID, receivedAt: receivedAt)
+            }
+            return try Response.json(RejectedMessageList(rejections: rejections))
+        }
+        for path in ["", "monitor"] {
+            router.get(RouterPath(path)) { _, _ in MonitoringPage.response(for: .html) }
+        }
+        router.get("monitor.js") { _, _ in MonitoringPage.response(for: .script) }
+    }
+
+    static func uuid(_ request: Request, _ name: String) throws -> UUID? {
+        guard let text = request.uri.queryParameters[name[...]] else { return nil }
+        guard let id = UUID(uuidString: String(text)) else { throw APIError.badRequest("\(name) must be a UUID") }
+        return id
+    }
+}

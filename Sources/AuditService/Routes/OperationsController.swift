@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import RescindCrypto
+import RescindPostgres
+import RescindProtocol
+
+/// Health, readiness, metrics and the audit service's public key (which verifies its
+/// notifications and the signatures of audit entries).
+struct OperationsController {
+    let pool: PostgresConnectionPool
+    let metrics: AuditMetrics
+    let serviceKey: Ed25519.PublicKey
+
+    struct Status: Encodable {
+        let status: String
+    }
+
+    func addRoutes(to router: Router<AuditRequestContext>) {
+        router.get("health") { _, _ in try Response.json(Status(status: "ok")) }
+        router.get("ready") { _, _ in
+            do {
+                _ = try await pool.withConnection { try await $0.query("SELECT 1") }
+            } catch {
+                throw APIError.unavailable
+            }
+            return try Response.json(Status(status: "ready"))
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+        }
+        router.get("v1/service-key") { _, _ in
+            try Response.json(ServiceKeyResponse(signingPublicKey: Data(serviceKey.rawRepresentation)))
+        }
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import RescindCrypto
+import RescindPostgres
+import RescindProtocol
+
+/// Follows each revocation's expected devices to completion, inside the caller's
+/// transaction: acks move a device's state, the last one completes the revocation,
+/// a failure or a missed deadline is reported.
+///
+/// Completion means every expected device applied (or had already applied) the change;
+/// a failed device keeps the revocation open until it acks successfully.
+struct RevocationTracker: Sendable {
+    let auditLog: AuditLog
+    let ackDeadline: Duration
+
+    // MARK: Revocations
+
+    /// Starts tracking; the deadline runs from the commit (the event's `occurred_at`).
+    /// - Returns: `false` when the revocation was already tracked.
+    func track(_ event: RevocationEvent, on connection: PostgresConnection) async throws -> Bool {
+        let inserted = try await connection.execute(
+            """
+            INSERT INTO revocations (event_id, family_member_id, owner_user_id, owner_agreement_public_key,
+                                     revoked_user_id, revoked_by_user_id, new_fmk_version, records_reencrypted,
+                                     reason, committed_at, deadline_at)
+            VALUES (\(event.eventID), \(event.familyMemberID), \(event.ownerUserID), \(event.ownerAgreementPublicKey),
+                    \(event.revokedUserID), \(event.revokedByUserID), \(event.newFMKVersion),
+                    \(event.recordsReencrypted), \(event.reason), \(event.occurredAt),
+                    \(event.occurredAt.addingTimeInterval(ackDeadline.seconds)))
+            ON CONFLICT DO NOTHING
+            """)
+        guard inserted == 1 else { return false }
+        for device in event.expectedDevices {
+            try await connection.execute(
+                """
+                INSERT INTO revocation_devices (event_id, device_id, user_id, action, signing_public_key)
+                VALUES (\(event.eventID), \(device.deviceID), \(device.userID), \(device.action),
+                        \(device.signingPublicKey))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        return true
+    }
+
+    // MARK: Acks
+
+    /// Verifies an ack against the key its revocation expects and applies it.
+    /// - Returns: `false` for a duplicate (same ack id) that changed nothing.
+    /// - Throws: `Rejection` when the ack is not from an expected device, is not signed by
+    ///   it, or contradicts the revocation; nothing was changed then.
+    func apply(
+        _ message: SignedMessage<DeviceAck>, to revocation: RevocationRecord, on connection: PostgresConnection,
+        into conclusions: inout Conclusions
+    ) async throws -> Bool {
+        let ack = message.payload
+        func rejection(_ reason: String) -> Rejection {
+            Rejection(
+                reason, signer: message.signer, familyMemberID: revocation.familyMemberID, eventID: ack.eventID,
+                deviceID: ack.deviceID)
+        }
+        guard message.signer == Self.signer(of: ack.deviceID) else { throw rejection(MessageError.unknownSigner("").code) }
+        guard
+            let row = try await connection.query(
+                """
+                SELECT action, signing_public_key, state FROM revocation_devices
+                WHERE event_id = \(ack.eventID) AND device_id = \(ack.deviceID) FOR UPDATE
+                """
+            ).first
+        else { throw rejection("unknown_device") }
+        let (action, keyBytes, state) = try row.decode(DeviceAction.self, [UInt8].self, DeviceAckState.self)
+        guard let key = try? Ed25519.PublicKey(rawRepresentation: keyBytes), (try? message.verify(key: key)) != nil else {
+            throw rejection(MessageError.badSignature.code)
+        }
+        let reachedVersion = action == .secureDeletion || ack.outcome == .failed || ack.fmkVersion >= revocation.newFMKVersion
+        guard ack.action == action, reachedVersion else { throw rejection("mismatched_ack") }
+
+        let inserted = try await connection.execute(
+            """
+            INSERT INTO device_acks (ack_id, event_id, device_id, command_id, outcome, records_processed,
+                                     fmk_version, duration_ms, error, acked_at)
+            VALUES (\(ack.ackID), \(ack.eventID), \(ack.deviceID), \(ack.commandID), \(ack.outcome.rawValue),
+                    \(ack.recordsProcessed), \(ack.fmkVersion), \(ack.durationMs), \(Self.bounded(ack.error)),
+                    \(ack.ackedAt))
+            ON CONFLICT DO NOTHING
+            """)
+        guard inserted == 1 else { return false }
+        // A device that already did its part stays done; its later acks are history only.
+        guard !state.isDone else { return true }
+
+        let newState = DeviceAckState(ack.outcome)
+        try await connection.execute(
+            """
+            UPDATE revocation_devices
+            SET state = \(newState), ack_id = \(ack.ackID), acked_at = \(ack.ackedAt), ack_received_at = now(),
+                records_processed = \(ack.recordsProcessed), fmk_version = \(ack.fmkVersion),
+                duration_ms = \(ack.durationMs), error = \(Self.bounded(ack.error)),
+                late = late OR state = 'overdue' OR now() > \(revocation.deadlineAt)
+            WHERE event_id = \(ack.eventID) AND device_id = \(ack.deviceID)
+            """)
+        if newState == .failed {
+            try await reportFailure(ack, of: revocation, on: connection, into: &conclusions)
+        }
+        try await completeIfDone(revocation, on: connection, into: &conclusions)
+        return true
+    }
+
+    static func signer(of deviceID: UUID) -> String {
+        "device:\(deviceID.uuidString.lowercased())"
+    }
+
+    /// Device-provided text is kept short: it is shown, never interpreted.
+    static func bounded(_ text: String?) -> String? {
+        text.map { String($0.prefix(500)) }
+    }
+
+    private func reportFailure(
+        _ ack: DeviceAck, of revocation: RevocationRecord, on connection: PostgresConnection,
+        into conclusions: inout Conclusions
+    ) async throws {
+        try conclusions.notify(
+            AuditNotification(
+                notificationID: UUID(), kind: .ackFailed, familyMemberID: revocation.familyMemberID,
+                eventID: revocation.eventID, deviceID: ack.deviceID, error: Self.bounded(ack.error) ?? "unspecified",
+                occurredAt: Timestamp.truncated(Date())))
+        let device = try await devices(of: revocation.eventID, on: connection).filter { $0.deviceID == ack.deviceID }
+        try await appendEntry(
+            "ack_failed", for: revocation, source: ack.ackID, occurredAt: ack.ackedAt, devices: device,
+            error: Self.bounded(ack.error), on: connection, into: &conclusions)
+    }
+
+    // MARK: Completion
+
+    /// Completes the revocation when every expected device is done: records the
+    /// commit-to-last-ack time (server clocks: commit and receipt of the last ack).
+    func completeIfDone(
+        _ revocation: RevocationRecord, on connection: PostgresConnection, into conclusions: inout Conclusions
+    ) async throws {
+        guard revocation.completedAt == nil else { return }
+        let devices = try await devices(of: revocation.eventID, on: connection)
+        guard devices.allSatisfy({ DeviceAckState(rawValue: $0.state ?? "")?.isDone == true }) else { return }
+        let lastAck = try await connection.query(
+            """
+            SELECT coalesce(max(ack_received_at), now()) FROM revocation_devices WHERE event_id = \(revocation.eventID)
+            """
+        ).first!.decode(Date.self, column: 0)
+        let milliseconds = max(0, Int((lastAck.timeIntervalSince(revocation.committedAt) * 1000).rounded()))
+        let updated = try await connection.execute(
+            """
+            UPDATE revocations SET completed_at = now(), commit_to_last_ack_ms = \(milliseconds)
+            WHERE event_id = \(revocation.eventID) AND completed_at IS NULL
+            """)
+        guard updated == 1 else { return }
+        conclusions.completions.append(.milliseconds(milliseconds))
+        try conclusions.notify(
+            AuditNotification(
+                notificationID: UUID(), kind: .revocationCompleted, familyMemberID: revocation.familyMemberID,
+                eventID: revocation.eventID, deviceID: nil, commitToLastAckMs: milliseconds,
+                devices: try await outcomes(of: revocation.eventID, on: connection),
+                occurredAt: Timestamp.truncated(Date())))
+        try await appendEntry(
+            "revocation_completed", for: revocation, source: revocation.eventID, occurredAt: lastAck,
+            devices: devices, commitToLastAckMs: milliseconds, on: connection, into: &conclusions)
+    }
+
+    // MARK: Deadlines
+
+    /// Marks every device still pending past its revocation's deadline as overdue and
+    /// reports each once (the state change is the guard: a second scan finds nothing).
+    func markOverdue(on connection: PostgresConnection, into conclusions: inout Conclusions) async throws {
+        let rows = try await connection.query(
+            """
+            UPDATE revocation_devices d SET state = 'overdue', overdue_at = now()
+            FROM revocations r
+            WHERE d.event_id = r.event_id AND d.state = 'pending' AND r.completed_at IS NULL AND r.deadline_at <= now()
+            RETURNING d.event_id, d.device_id
+            """)
+        let overdue = Dictionary(grouping: try rows.map { try $0.decode(UUID.self, UUID.self) }, by: \.0)
+        for (eventID, devices) in overdue.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            guard let revocation = try await RevocationRecord.load(eventID, on: connection) else { continue }
+            for (_, deviceID) in devices {
+                try conclusions.notify(
+                    AuditNotification(
+                        notificationID: UUID(), kind: .ackOverdue, familyMemberID: revocation.familyMemberID,
+                        eventID: eventID, deviceID: deviceID, deadline: revocation.deadlineAt,
+                        occurredAt: Timestamp.truncated(Date())))
+            }
+            let late = Set(devices.map(\.1))
+            try await appendEntry(
+                "ack_overdue", for: revocation, source: eventID, occurredAt: revocation.deadlineAt,
+                devices: try await self.devices(of: eventID, on: connection).filter { late.contains($0.deviceID) },
+                on: connection, into: &conclusions)
+            if let status = try await RevocationRecord.status(eventID, on: connection) {
+                conclusions.streamEvents.append(try StreamEvent(.revocation, familyMemberID: status.familyMemberID, payload: status))
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    func devices(of eventID: UUID, on connection: PostgresConnection) async throws -> [AuditDetails.Device] {
+        try await connection.query(
+            """
+            SELECT device_id, user_id, action, state, acked_at, records_processed FROM revocation_devices
+            WHERE event_id = \(eventID) ORDER BY user_id, device_id
+            """
+        ).map { row in
+            let (device, user, action, state, ackedAt, records) = try row.decode(
+                UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Int?.self)
+            return AuditDetails.Device(
+                deviceID: device, userID: user, action: action, state: state, ackedAt: ackedAt, recordsProcessed: records)
+        }
+    }
+
+    private func outcomes(of eventID: UUID, on connection: PostgresConnection) async throws -> [AuditNotification.DeviceOutcome] {
+        try await connection.query(
+            """
+            SELECT device_id, user_id, action, state, acked_at, late FROM revocation_devices
+            WHERE event_id = \(eventID) ORDER BY user_id, device_id
+            """
+        ).map { row in
+            let (device, user, action, state, ackedAt, late) = try row.decode(
+                UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Bool.self)
+            return AuditNotification.DeviceOutcome(
+                deviceID: device, userID: user, action: action, state: state, ackedAt: ackedAt, late: late)
+        }
+    }
+
+    private func appendEntry(
+        _ type: String, for revocation: RevocationRecord, source: UUID, occurredAt: Date,
+        devices: [AuditDetails.Device], commitToLastAckMs: Int? = nil, error: String? = nil,
+        on connection: PostgresConnection, into conclusions: inout Conclusions
+    ) async throws {
+        let details = AuditDetails(
+            eventType: type, eventID: revocation.eventID, familyMemberID: revocation.familyMemberID,
+            actorUserID: revocation.revokedByUserID, targetUserID: revocation.revokedUserID,
+            fmkVersion: revocation.newFMKVersion, devicesAffected: devices, commitToLastAckMs: commitToLastAckMs,
+            error: error)
+        let entry = try await auditLog.append(
+            .init(
+                familyMemberID: revocation.familyMemberID, eventType: type, actorUserID: revocation.revokedByUserID,
+                targetUserID: revocation.revokedUserID, details: details, occurredAt: occurredAt, sourceID: source,
+                owner: revocation.owner),
+            on: connection)
+        if entry != nil { conclusions.auditEntries += 1 }
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

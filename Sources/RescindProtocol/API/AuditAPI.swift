@@ -1,0 +1,266 @@
+import Foundation
+
+/// One entry of a family member's access log, as the audit service stores it.
+///
+/// `encryptedDetails` is a sealed box (`crypto_box_seal`) to the owner's X25519 key at
+/// the time of the entry: open it with `AnonymousSealedBox.open` and decode `AuditDetails`.
+/// The hashes and signature let a client re-verify the chain itself.
+public struct AccessLogEntry: Codable, Sendable, Equatable {
+    public var logID: UUID
+    public var familyMemberID: UUID
+    /// Position in the family member's chain, from 1.
+    public var seq: Int64
+    /// `family_member_created`, `access_granted`, `access_regranted`, `ownership_transferred`,
+    /// `revoked_grants_purged`, `access_revoked`, `revocation_completed`, `ack_failed`, `ack_overdue`.
+    public var eventType: String
+    public var actorUserID: UUID
+    public var targetUserID: UUID?
+    public var encryptedDetails: Data
+    public var occurredAt: Date
+    public var prevHash: Data
+    public var entryHash: Data
+    /// The audit service's Ed25519 signature over the entry hash.
+    public var signature: Data
+
+    public init(
+        logID: UUID, familyMemberID: UUID, seq: Int64, eventType: String, actorUserID: UUID, targetUserID: UUID?,
+        encryptedDetails: Data, occurredAt: Date, prevHash: Data, entryHash: Data, signature: Data
+    ) {
+        self.logID = logID
+        self.familyMemberID = familyMemberID
+        self.seq = seq
+        self.eventType = eventType
+        self.actorUserID = actorUserID
+        self.targetUserID = targetUserID
+        self.encryptedDetails = encryptedDetails
+        self.occurredAt = occurredAt
+        self.prevHash = prevHash
+        self.entryHash = entryHash
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case logID = "log_id", familyMemberID = "family_member_id", seq, eventType = "event_type"
+        case actorUserID = "actor_user_id", targetUserID = "target_user_id", encryptedDetails = "encrypted_details"
+        case occurredAt = "occurred_at", prevHash = "prev_hash", entryHash = "entry_hash", signature
+    }
+}
+
+/// A page of the access log, newest first; pass `nextBefore` as `before` for the next page.
+public struct AccessLogPage: Codable, Sendable, Equatable {
+    public var entries: [AccessLogEntry]
+    public var nextBefore: Int64?
+
+    public init(entries: [AccessLogEntry], nextBefore: Int64?) {
+        self.entries = entries
+        self.nextBefore = nextBefore
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case entries, nextBefore = "next_before"
+    }
+}
+
+/// The plaintext inside an entry's `encrypted_details`: what the owner's client shows
+/// (the guide's "Settings > Access Log"). Fields absent for a kind are omitted.
+public struct AuditDetails: Codable, Sendable, Equatable {
+    /// A device named in a revocation, and (for completion) how it answered.
+    public struct Device: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var userID: UUID
+        public var action: DeviceAction
+        public var state: String?
+        public var ackedAt: Date?
+        public var recordsProcessed: Int?
+
+        public init(
+            deviceID: UUID, userID: UUID, action: DeviceAction, state: String? = nil, ackedAt: Date? = nil,
+            recordsProcessed: Int? = nil
+        ) {
+            self.deviceID = deviceID
+            self.userID = userID
+            self.action = action
+            self.state = state
+            self.ackedAt = ackedAt
+            self.recordsProcessed = recordsProcessed
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at"
+            case recordsProcessed = "records_processed"
+        }
+    }
+
+    public var eventType: String
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var actorUserID: UUID
+    public var targetUserID: UUID?
+    public var fmkVersion: Int?
+    public var reason: String?
+    public var recordsReEncrypted: Int?
+    /// Devices told to rotate or erase (`access_revoked`), or their answers (completion, overdue, failure).
+    public var devicesAffected: [Device]?
+    /// Client-side re-encryption time reported with the revocation.
+    public var durationMs: Int?
+    public var commitToLastAckMs: Int?
+    public var error: String?
+    /// Kind-specific facts from the grant service (e.g. `previous_owner_user_id`).
+    public var facts: [String: String]?
+
+    public init(
+        eventType: String, eventID: UUID, familyMemberID: UUID, actorUserID: UUID, targetUserID: UUID?,
+        fmkVersion: Int? = nil, reason: String? = nil, recordsReEncrypted: Int? = nil,
+        devicesAffected: [Device]? = nil, durationMs: Int? = nil, commitToLastAckMs: Int? = nil,
+        error: String? = nil, facts: [String: String]? = nil
+    ) {
+        self.eventType = eventType
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.actorUserID = actorUserID
+        self.targetUserID = targetUserID
+        self.fmkVersion = fmkVersion
+        self.reason = reason
+        self.recordsReEncrypted = recordsReEncrypted
+        self.devicesAffected = devicesAffected
+        self.durationMs = durationMs
+        self.commitToLastAckMs = commitToLastAckMs
+        self.error = error
+        self.facts = facts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventType = "event_type", eventID = "event_id", familyMemberID = "family_member_id"
+        case actorUserID = "actor_user_id", targetUserID = "target_user_id", fmkVersion = "fmk_version", reason
+        case recordsReEncrypted = "records_re_encrypted", devicesAffected = "devices_affected"
+        case durationMs = "duration_ms", commitToLastAckMs = "commit_to_last_ack_ms", error, facts
+    }
+}
+
+/// The result of re-checking a family member's audit chain.
+public struct ChainVerificationReport: Codable, Sendable, Equatable {
+    /// One inconsistency, located at the entry where it shows.
+    public struct Problem: Codable, Sendable, Equatable {
+        /// `altered` (content does not match its hash), `bad_signature`, `broken_link`
+        /// (previous hash differs: an entry was removed, inserted or reordered before it),
+        /// `missing_entries` (sequence gap), `truncated` (entries after the last one are gone).
+        public var code: String
+        public var seq: Int64
+        public var logID: UUID?
+        public var message: String
+
+        public init(code: String, seq: Int64, logID: UUID?, message: String) {
+            self.code = code
+            self.seq = seq
+            self.logID = logID
+            self.message = message
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case code, seq, logID = "log_id", message
+        }
+    }
+
+    public var familyMemberID: UUID
+    public var valid: Bool
+    public var entries: Int
+    /// Hash of the last entry: a client that remembers it detects a later truncation too.
+    public var headHash: Data?
+    public var problems: [Problem]
+
+    public init(familyMemberID: UUID, valid: Bool, entries: Int, headHash: Data?, problems: [Problem]) {
+        self.familyMemberID = familyMemberID
+        self.valid = valid
+        self.entries = entries
+        self.headHash = headHash
+        self.problems = problems
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id", valid, entries, headHash = "head_hash", problems
+    }
+}
+
+/// A revocation as the audit service tracks it: who must still act, and how each device answered.
+public struct RevocationStatus: Codable, Sendable, Equatable {
+    public struct Device: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var userID: UUID
+        public var action: DeviceAction
+        /// `pending`, `applied`, `already_applied`, `failed` or `overdue`.
+        public var state: String
+        public var ackedAt: Date?
+        public var late: Bool
+        public var error: String?
+
+        public init(
+            deviceID: UUID, userID: UUID, action: DeviceAction, state: String, ackedAt: Date?, late: Bool,
+            error: String?
+        ) {
+            self.deviceID = deviceID
+            self.userID = userID
+            self.action = action
+            self.state = state
+            self.ackedAt = ackedAt
+            self.late = late
+            self.error = error
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late, error
+        }
+    }
+
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var revokedUserID: UUID
+    public var revokedByUserID: UUID
+    public var newFMKVersion: Int
+    public var recordsReencrypted: Int
+    public var committedAt: Date
+    public var deadlineAt: Date
+    public var completedAt: Date?
+    public var commitToLastAckMs: Int?
+    public var devices: [Device]
+
+    public init(
+        eventID: UUID, familyMemberID: UUID, revokedUserID: UUID, revokedByUserID: UUID, newFMKVersion: Int,
+        recordsReencrypted: Int, committedAt: Date, deadlineAt: Date, completedAt: Date?, commitToLastAckMs: Int?,
+        devices: [Device]
+    ) {
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.revokedUserID = revokedUserID
+        self.revokedByUserID = revokedByUserID
+        self.newFMKVersion = newFMKVersion
+        self.recordsReencrypted = recordsReencrypted
+        self.committedAt = committedAt
+        self.deadlineAt = deadlineAt
+        self.completedAt = completedAt
+        self.commitToLastAckMs = commitToLastAckMs
+        self.devices = devices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id", familyMemberID = "family_member_id", revokedUserID = "revoked_user_id"
+        case revokedByUserID = "revoked_by_user_id", newFMKVersion = "new_fmk_version"
+        case recordsReencrypted = "records_reencrypted", committedAt = "committed_at", deadlineAt = "deadline_at"
+        case completedAt = "completed_at", commitToLastAckMs = "commit_to_last_ack_ms", devices
+    }
+}
+
+/// Recent revocations, newest first.
+public struct RevocationStatusList: Codable, Sendable, Equatable {
+    public var revocations: [RevocationStatus]
+    /// The event-stream position this snapshot reflects: open the stream after it.
+    public var streamPosition: Int64
+
+    public init(revocations: [RevocationStatus], streamPosition: Int64) {
+        self.revocations = revocations
+        self.streamPosition = streamPosition
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case revocations, streamPosition = "stream_position"
+    }
+}

@@ -1,0 +1,183 @@
+import AuditService
+import Foundation
+import Logging
+import RescindCrypto
+import RescindKafka
+import RescindPostgres
+import RescindProtocol
+import RescindTestSupport
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A running audit service plus what a test needs around it: a stand-in grant-service
+/// key that signs events, a producer for the input topics, a reader of the
+/// notifications, and direct SQL.
+final class AuditTestBed: Sendable {
+    let cluster: DevelopmentCluster
+    let grantKey: Ed25519.PrivateKey
+    let configuration: AuditServiceConfiguration
+    let producer: KafkaProducer
+    private let current: Mutex<AuditServiceHarness>
+
+    var service: AuditServiceHarness { current.withLock { $0 } }
+    var topicPrefix: String { configuration.kafka.topicPrefix }
+
+    private init(cluster: DevelopmentCluster, grantKey: Ed25519.PrivateKey, configuration: AuditServiceConfiguration,
+                 producer: KafkaProducer, service: AuditServiceHarness) {
+        self.cluster = cluster
+        self.grantKey = grantKey
+        self.configuration = configuration
+        self.producer = producer
+        self.current = Mutex(service)
+    }
+
+    /// Runs `body` against a fresh service and always tears everything down.
+    static func with<Result>(
+        _ adjust: (inout AuditServiceConfiguration) -> Void = { _ in },
+        _ body: (AuditTestBed) async throws -> Result
+    ) async throws -> Result {
+        let cluster = try DevelopmentCluster()
+        let grantKey = Ed25519.PrivateKey()
+        var configuration = AuditServiceHarness.configuration(cluster: cluster, grantKey: grantKey.publicKey)
+        adjust(&configuration)
+        let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                bootstrapServers: cluster.bootstrapServers, clientID: "test-publisher", linger: .milliseconds(2)),
+            logger: AuditServiceHarness.logger)
+        let bed = AuditTestBed(
+            cluster: cluster, grantKey: grantKey, configuration: configuration, producer: producer, service: service)
+        do {
+            let result = try await body(bed)
+            await bed.tearDown()
+            return result
+        } catch {
+            await bed.tearDown()
+            throw error
+        }
+    }
+
+    private func tearDown() async {
+        await service.stop()
+        await producer.shutdown()
+        await service.dropState()
+        cluster.shutdown()
+    }
+
+    /// Stops the service gracefully and starts a new one on the same schema, topics and group.
+    func restart() async throws {
+        await service.stop()
+        let next = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster)
+        current.withLock { $0 = next }
+    }
+
+    // MARK: Publishing
+
+    func publish(_ event: RevocationEvent, signer: Ed25519.PrivateKey? = nil) async throws {
+        let message = try SignedMessage(
+            schema: RevocationEvent.schema, signer: "grant-service", payload: event, key: signer ?? grantKey)
+        try await publishRaw(.revocationEvents, key: event.familyMemberID, value: try message.encoded())
+    }
+
+    func publish(_ event: AccessEvent, signer: Ed25519.PrivateKey? = nil) async throws {
+        let message = try SignedMessage(
+            schema: AccessEvent.schema, signer: "grant-service", payload: event, key: signer ?? grantKey)
+        try await publishRaw(.accessEvents, key: event.familyMemberID, value: try message.encoded())
+    }
+
+    func publish(_ ack: DeviceAck, signedBy key: Ed25519.PrivateKey, signer: String? = nil) async throws {
+        let message = try SignedMessage(
+            schema: DeviceAck.schema, signer: signer ?? "device:\(ack.deviceID.uuidString.lowercased())", payload: ack,
+            key: key)
+        try await publishRaw(.deviceAcks, key: ack.deviceID, value: try message.encoded())
+    }
+
+    func publishRaw(_ topic: Topic, key: UUID?, value: Data?) async throws {
+        _ = try await producer.send(
+            topic: topicPrefix + topic.rawValue, key: key.map { Data($0.uuidString.lowercased().utf8) }, value: value)
+    }
+
+    // MARK: Reading
+
+    /// The first `count` notifications on `audit_notifications`, each verified with the audit key.
+    func notifications(count: Int, timeout: Duration = .seconds(20)) async throws -> [AuditNotification] {
+        let auditKey = service.auditKey
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-reader"),
+            subscription: .partitions(
+                (0..<AuditServiceHarness.partitions).map {
+                    KafkaPartitionAssignment(topic: topicPrefix + Topic.auditNotifications.rawValue, partition: $0, start: .beginning)
+                }),
+            logger: AuditServiceHarness.logger)
+        defer { Task { await consumer.close() } }
+        return try await Self.withDeadline(timeout, "\(count) notification(s)") {
+            var received: [AuditNotification] = []
+            for try await message in consumer.messages {
+                let verified = try SignedMessage<AuditNotification>.verified(
+                    from: message.value ?? Data(), schema: AuditNotification.schema, key: auditKey)
+                #expect(verified.signer == AuditNotification.signer)
+                #expect(message.key == verified.payload.familyMemberID.map { Data($0.uuidString.lowercased().utf8) })
+                received.append(verified.payload)
+                if received.count == count { break }
+            }
+            return received
+        }
+    }
+
+    /// Waits until `condition` holds, polling.
+    func eventually(
+        _ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw HarnessError.timedOut(what) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await service.withConnection(body)
+    }
+
+    func count(_ sql: String) async throws -> Int {
+        try await withConnection { try await $0.query(PostgresQuery(unsafeSQL: sql)).first!.decode(Int.self, column: 0) }
+    }
+
+    /// The state of each expected device of a revocation.
+    func deviceStates(_ eventID: UUID) async throws -> [UUID: String] {
+        try await withConnection { connection in
+            Dictionary(
+                uniqueKeysWithValues: try await connection.query(
+                    "SELECT device_id, state FROM revocation_devices WHERE event_id = \(eventID)"
+                ).map { try $0.decode(UUID.self, String.self) })
+        }
+    }
+
+    // MARK: HTTP
+
+    func get(_ path: String, token: String? = nil) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: URL(string: path, relativeTo: service.baseURL)!)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, data)
+    }
+
+    static func withDeadline<T: Sendable>(
+        _ timeout: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw HarnessError.timedOut(what)
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+}
