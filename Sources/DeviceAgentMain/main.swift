@@ -1,1 +1,92 @@
-print("rescind-agent: not built yet")
+import DeviceAgent
+import Foundation
+import Logging
+
+// rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
+// shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).
+let usage = """
+    usage: rescind-agent [run]                     run until SIGTERM/SIGINT
+           rescind-agent sync                      one self-heal pass, then exit
+           rescind-agent status [--json]           what this device holds (no secrets)
+           rescind-agent enroll --new-user --name NAME [--device-name NAME]
+           rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
+           rescind-agent provision-device --name NAME --out FILE
+    """
+
+func option(_ name: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func required(_ name: String, in arguments: [String]) throws -> String {
+    guard let value = option(name, in: arguments) else { throw UsageError(message: "\(name) is required\n\(usage)") }
+    return value
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+func bundlePassphrase() throws -> String {
+    guard let passphrase = ProcessInfo.processInfo.environment["RESCIND_AGENT_BUNDLE_PASSPHRASE"], !passphrase.isEmpty else {
+        throw UsageError(message: "RESCIND_AGENT_BUNDLE_PASSPHRASE: set the identity bundle's passphrase")
+    }
+    return passphrase
+}
+
+do {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let command = arguments.first ?? "run"
+    let configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
+    let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    let logger = Logger(label: "rescind.agent")
+
+    switch command {
+    case "run":
+        try await DeviceAgent.open(configuration: configuration, logger: logger).run()
+    case "sync":
+        try await DeviceAgent.open(configuration: configuration, logger: logger).selfHeal()
+    case "status":
+        let status = try await AgentStatus.read(configuration: configuration)
+        if arguments.contains("--json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else {
+            print(status.summary)
+        }
+    case "enroll":
+        if let bundle = option("--bundle", in: arguments) {
+            let enrolled = try await DeviceEnrollment.importBundle(
+                at: bundle, passphrase: try bundlePassphrase(), configuration: configuration)
+            print("enrolled device \(enrolled.deviceID.uuidString.lowercased()) of user \(enrolled.userID.uuidString.lowercased())")
+        } else if arguments.contains("--new-user") {
+            let name = try required("--name", in: arguments)
+            let enrolled = try await DeviceEnrollment.registerNewUser(
+                displayName: name, deviceName: option("--device-name", in: arguments) ?? "\(name)'s agent",
+                configuration: configuration)
+            print("registered user \(enrolled.userID.uuidString.lowercased()) with device \(enrolled.deviceID.uuidString.lowercased())")
+        } else {
+            throw UsageError(message: "enroll needs --bundle FILE or --new-user --name NAME\n\(usage)")
+        }
+    case "provision-device":
+        let deviceID = try await DeviceEnrollment.provisionDevice(
+            name: try required("--name", in: arguments), bundlePath: try required("--out", in: arguments),
+            passphrase: try bundlePassphrase(), configuration: configuration)
+        print("registered device \(deviceID.uuidString.lowercased()); its identity bundle is at \(try required("--out", in: arguments))")
+    case "help", "--help", "-h":
+        print(usage)
+    default:
+        throw UsageError(message: "unknown command \(command)\n\(usage)")
+    }
+} catch {
+    FileHandle.standardError.write(Data("rescind-agent: \(error)\n".utf8))
+    exit(1)
+}

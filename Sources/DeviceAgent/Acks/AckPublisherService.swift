@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+import RescindKafka
+import ServiceLifecycle
+
+/// Publishes owed acks from the outbox to `device_acks` (keyed by device id) and marks each
+/// sent only once the broker acknowledged it; what is not acknowledged is sent again,
+/// after a restart if need be. Consumers deduplicate by `ack_id`.
+struct AckPublisherService: Service {
+    let engine: AgentEngine
+
+    func run() async throws {
+        let configuration = engine.configuration
+        var kafka = KafkaProducerConfiguration(
+            bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-agent-\(engine.deviceID.text)")
+        kafka.messageTimeout = .seconds(30)
+        kafka.additionalProperties = configuration.kafka.additionalProperties
+        let producer = try KafkaProducer(configuration: kafka, logger: engine.logger)
+        do {
+            try await publishUntilShutdown(producer)
+        } catch {
+            await producer.shutdown(timeout: .seconds(1))
+            throw error
+        }
+        // What is still owed goes out after the restart.
+        await producer.shutdown(timeout: .seconds(5))
+    }
+
+    private func publishUntilShutdown(_ producer: KafkaProducer) async throws {
+        let engine = self.engine
+        let configuration = engine.configuration
+        try await runUntilShutdown {
+            let base = configuration.retryInterval
+            var delay = base
+            while !Task.isCancelled {
+                if try await Self.publishOwed(producer, engine: engine) {
+                    delay = base
+                    try await engine.acksOwed.wait(upTo: .seconds(1))
+                } else {
+                    try await Task.sleep(for: delay)
+                    delay = min(delay * 2, configuration.selfHealInterval)
+                }
+            }
+        }
+    }
+
+    /// Sends every owed ack; `false` when some could not be delivered.
+    private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> Bool {
+        guard engine.faults.publishAcks else { return true }
+        let owed = try await engine.store.owedAcks()
+        guard !owed.isEmpty else { return true }
+        let key = Data(engine.deviceID.text.utf8)
+        let results = await producer.send(
+            owed.map { KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: $0.message) })
+        let delivered = zip(owed, results).compactMap { ack, result -> UUID? in
+            if case .success = result { return ack.ackID }
+            return nil
+        }
+        try await engine.store.markSent(delivered)
+        if !delivered.isEmpty {
+            engine.logger.info("acks published", metadata: [LogKey.acks: "\(delivered.count)"])
+        }
+        if delivered.count < owed.count {
+            engine.logger.warning("acks not acknowledged by the broker; will retry", metadata: [LogKey.acks: "\(owed.count - delivered.count)"])
+            return false
+        }
+        return true
+    }
+}

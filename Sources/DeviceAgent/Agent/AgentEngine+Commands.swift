@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import RescindKafka
+import RescindProtocol
+
+extension AgentEngine {
+    /// What `receive` did with one Kafka message.
+    enum Receipt: Equatable, Sendable {
+        case ignored
+        case rejected(CommandValidation.Rejection)
+        /// Stored (or already known); the offset may be committed.
+        case stored(commandID: UUID)
+    }
+
+    /// Validates a `device_commands` message and, when it is for this device and genuine,
+    /// stores it in the inbox. Safe to call again for the same message: a command id is
+    /// stored once, and a replay of a completed command is answered `already_applied`.
+    /// - Throws: only local storage failures (the message is then delivered again).
+    func receive(_ message: KafkaMessage) async throws -> Receipt {
+        switch CommandValidation.validate(
+            key: message.key, value: message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey)
+        {
+        case .ignored:
+            return .ignored
+        case .rejected(let reason):
+            try await store.increment("rejected_\(reason.rawValue)")
+            logger.warning(
+                "rejected a device command",
+                metadata: [LogKey.reason: "\(reason.rawValue)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
+            return .rejected(reason)
+        case .accepted(let command):
+            var logger = logger
+            logger[metadataKey: LogKey.command] = "\(command.commandID.text)"
+            switch try await store.enqueue(command) {
+            case .new:
+                logger.info(
+                    "command received",
+                    metadata: [
+                        LogKey.action: "\(command.action.rawValue)", LogKey.familyMember: "\(command.familyMemberID.text)",
+                        LogKey.fmkVersion: "\(command.newFMKVersion)",
+                    ])
+                commandsQueued.signal()
+            case .duplicate(done: true, offsetCommitted: true):
+                let ack = try await store.ackReplay(command, signer: signer)
+                logger.info("replayed command answered already_applied", metadata: [LogKey.fmkVersion: "\(ack.fmkVersion)"])
+                acksOwed.signal()
+            case .duplicate:
+                // Redelivered because its offset was never committed (a crash): its outcome
+                // and ack are already recorded or still pending; nothing more is owed.
+                logger.info("redelivered command already in the inbox")
+            }
+            return .stored(commandID: command.commandID)
+        }
+    }
+
+    /// Carries out every pending command, in arrival order.
+    /// - Throws: a transient `AgentError` (grant service unreachable or behind) to be
+    ///   retried later; the command stays pending. Storage failures.
+    func processPendingCommands() async throws {
+        try await work.withLock {
+            for command in try await store.pendingCommands() {
+                try await process(command)
+            }
+        }
+    }
+
+    private func process(_ command: DeviceCommand) async throws {
+        let started = ContinuousClock.now
+        let local = try await store.familyMember(command.familyMemberID)
+        let decision = CommandDecision.decide(command, local: local)
+        let change: LocalChange
+        var outcome = DeviceAck.Outcome.applied
+        var failure: String?
+        switch decision {
+        case .alreadyApplied:
+            change = .nothing(command.familyMemberID)
+            outcome = .alreadyApplied
+        case .erase(let floor):
+            change = .erase(command.familyMemberID, floor: floor)
+        case .rotate(let minimum):
+            do {
+                change = .rotate(
+                    try await fetcher.rotation(command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0))
+            } catch let error as AgentError where error.isTransient {
+                throw error
+            } catch let error as AgentError where error.code == .accessRevoked {
+                // Told to rotate, but this user no longer has access: erase rather than keep a key.
+                change = .erase(command.familyMemberID, floor: command.newFMKVersion)
+                outcome = .failed
+                failure = "\(error.code): access revoked, cache erased instead"
+            } catch let error as AgentError {
+                change = .nothing(command.familyMemberID)
+                outcome = .failed
+                failure = "\(error.code): \(error.message)"
+            }
+        }
+        let faults = self.faults
+        guard
+            let (ack, effect) = try await store.complete(
+                command, change: change, outcome: outcome, error: failure, signer: signer, started: started,
+                beforeCommit: { try faults.beforeCommandCommit(command) })
+        else { return }
+        acksOwed.signal()
+        log(command, decision: decision, ack: ack, effect: effect, previous: local.heldVersion)
+    }
+
+    private func log(_ command: DeviceCommand, decision: CommandDecision, ack: DeviceAck, effect: ChangeEffect, previous: Int) {
+        var metadata: Logger.Metadata = [
+            LogKey.command: "\(command.commandID.text)", LogKey.familyMember: "\(command.familyMemberID.text)",
+            LogKey.action: "\(command.action.rawValue)", LogKey.outcome: "\(ack.outcome.rawValue)",
+            LogKey.records: "\(effect.recordsProcessed)", LogKey.fmkVersion: "\(effect.fmkVersion)",
+            LogKey.previousVersion: "\(previous)", LogKey.durationMs: "\(ack.durationMs)",
+        ]
+        if let error = ack.error { metadata[LogKey.error] = "\(error)" }
+        if case .alreadyApplied(let reason) = decision { metadata[LogKey.reason] = "\(reason)" }
+        switch (ack.outcome, command.action) {
+        case (.applied, .fmkRotation): logger.notice("rotated FMK and re-keyed the cache", metadata: metadata)
+        case (.applied, .secureDeletion): logger.notice("cryptographically erased cached records and destroyed the FMK", metadata: metadata)
+        case (.alreadyApplied, _): logger.info("command already applied", metadata: metadata)
+        case (.failed, _): logger.error("command failed", metadata: metadata)
+        }
+    }
+}

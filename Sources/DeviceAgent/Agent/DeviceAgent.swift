@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import RescindCrypto
+import ServiceLifecycle
+import UnixSignals
+
+/// A running device: keystore unlocked, local cache open, and the four services that keep
+/// it converged (command consumer, command executor, ack publisher, periodic self-heal).
+public final class DeviceAgent: Sendable {
+    let engine: AgentEngine
+
+    public var deviceID: UUID { engine.keystore.deviceID }
+    public var userID: UUID { engine.keystore.userKeys.userID }
+
+    /// Opens an enrolled device.
+    ///
+    /// Refuses to start (with a one-line `AgentError`) when the data directory or a key file
+    /// is accessible by other users, when the passphrase or key file is wrong, or when the
+    /// device was never enrolled. Finishes an erasure a crash interrupted (VACUUM).
+    public static func open(configuration: AgentConfiguration, logger: Logger) async throws -> DeviceAgent {
+        try await DeviceAgent(configuration: configuration, logger: logger, faults: AgentFaults())
+    }
+
+    init(configuration: AgentConfiguration, logger: Logger, faults: AgentFaults) async throws {
+        try SecureFiles.prepareDirectory(configuration.dataDirectory)
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let store = try AgentStore(path: configuration.databasePath)
+        try await store.vacuumIfNeeded()
+        engine = AgentEngine(configuration: configuration, keystore: keystore, store: store, logger: logger, faults: faults)
+    }
+
+    /// The services, in start order; a graceful shutdown stops them in reverse (the consumer
+    /// first, the ack publisher last so that owed acks still go out).
+    var services: [any Service] {
+        [
+            AckPublisherService(engine: engine), CommandExecutorService(engine: engine), SelfHealService(engine: engine),
+            CommandConsumerService(engine: engine),
+        ]
+    }
+
+    /// Runs until SIGTERM/SIGINT (graceful) or cancellation.
+    /// - Throws: when a service fails for good (e.g. the local database); the process should
+    ///   exit and be restarted, and will converge from its inbox and outbox.
+    public func run(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+        engine.logger.notice(
+            "device agent starting",
+            metadata: ["rescind.user": "\(userID.uuidString.lowercased())", "kafka.topic": "\(engine.configuration.commandsTopic)"])
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
+        try await group.run()
+        engine.logger.notice("device agent stopped")
+    }
+
+    /// One self-healing pass now (also what the CLI's `sync` does).
+    public func selfHeal() async throws {
+        _ = try await engine.selfHeal()
+    }
+
+    /// The cached records of a family member, decrypted in memory (what a device shows).
+    /// - Throws: `AgentError.accessRevoked` once the family member was erased.
+    public func plaintexts(of familyMemberID: UUID) async throws -> [UUID: [UInt8]] {
+        try await engine.plaintexts(of: familyMemberID)
+    }
+
+    /// What this device holds (no secrets).
+    public func status() async throws -> AgentStatus {
+        try await AgentStatus.read(store: engine.store, deviceID: deviceID, userID: userID)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+
+/// Puts a user's identity and a registered device on this machine: the keystore is
+/// written (0600, in a 0700 data directory) and the device proven to the grant service by
+/// challenge–response before the call returns. The first `run` or `selfHeal` then
+/// downloads the wrapped FMKs and records.
+///
+/// A device of an existing user is provisioned by one of the user's enrolled devices
+/// (`provisionDevice`), which registers the new device's key with the grant service and
+/// writes an identity bundle under a one-time passphrase; the new machine imports it
+/// (`importBundle`). The private keys travel only inside that bundle, wrapped under
+/// Argon2id of the bundle passphrase.
+public enum DeviceEnrollment {
+    /// Registers a new user whose first device is this one.
+    @discardableResult
+    public static func registerNewUser(
+        displayName: String, deviceName: String, configuration: AgentConfiguration
+    ) async throws -> (userID: UUID, deviceID: UUID) {
+        try refuseIfEnrolled(configuration)
+        let keys = UserKeys.generate()
+        let deviceKey = Ed25519.PrivateKey()
+        let session = try await FamilyMemberFetcher.mapErrors {
+            try await UserSession.register(
+                keys: keys, displayName: displayName, deviceName: deviceName, deviceKey: deviceKey,
+                baseURL: configuration.grantServiceURL)
+        }
+        try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
+        return (keys.userID, session.deviceID)
+    }
+
+    /// Installs keys the caller already holds for a device already registered with the
+    /// grant service (tests, demos, and the end of `importBundle`).
+    /// - Throws: `AgentError.serviceRefused` when the grant service does not know the device
+    ///   or it belongs to another user; nothing is written then.
+    public static func install(
+        userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, configuration: AgentConfiguration
+    ) async throws {
+        try refuseIfEnrolled(configuration)
+        let client = GrantServiceClient(
+            baseURL: configuration.grantServiceURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey))
+        let me = try await FamilyMemberFetcher.mapErrors { try await client.me() }
+        guard me.user.userID == userKeys.userID,
+            me.user.agreementPublicKey == Data(userKeys.agreementKey.publicKey.rawRepresentation)
+        else {
+            throw AgentError(.serviceRefused, "device \(deviceID.text) is registered to another user or other keys")
+        }
+        try SecureFiles.prepareDirectory(configuration.dataDirectory)
+        let keystore = Keystore(userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, storageKey: SecretKey())
+        try await keystore.write(to: configuration.keystorePath, unlock: configuration.unlock, cost: configuration.keyDerivation)
+        _ = try AgentStore(path: configuration.databasePath)
+    }
+
+    /// Imports an identity bundle written by `provisionDevice` on another device of the user.
+    @discardableResult
+    public static func importBundle(
+        at path: String, passphrase: String, configuration: AgentConfiguration
+    ) async throws -> (userID: UUID, deviceID: UUID) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AgentError(.configuration, "identity bundle \(path) cannot be read")
+        }
+        let keystore = try await Keystore.importBundle(data, passphrase: passphrase, path: path)
+        try await install(
+            userKeys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, configuration: configuration)
+        return (keystore.userKeys.userID, keystore.deviceID)
+    }
+
+    /// From this enrolled device: registers a new device of the same user and writes its
+    /// identity bundle (0600) to `bundlePath`.
+    @discardableResult
+    public static func provisionDevice(
+        name: String, bundlePath: String, passphrase: String, configuration: AgentConfiguration
+    ) async throws -> UUID {
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let session = UserSession(
+            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
+            baseURL: configuration.grantServiceURL)
+        let deviceKey = Ed25519.PrivateKey()
+        let added = try await FamilyMemberFetcher.mapErrors { try await session.addDevice(name: name, deviceKey: deviceKey) }
+        let bundle = try await Keystore.bundle(
+            userKeys: keystore.userKeys, deviceID: added.deviceID, deviceKey: deviceKey, passphrase: passphrase,
+            cost: configuration.keyDerivation)
+        try SecureFiles.writeOwnerOnly(bundle, to: bundlePath)
+        return added.deviceID
+    }
+
+    private static func refuseIfEnrolled(_ configuration: AgentConfiguration) throws {
+        if FileManager.default.fileExists(atPath: configuration.keystorePath) {
+            throw AgentError(.alreadyEnrolled, "\(configuration.keystorePath) exists: this device is already enrolled")
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import RescindKafka
+import ServiceLifecycle
+
+/// Reads `device_commands` in this device's own consumer group (`rescind-agent-<device id>`),
+/// so every device sees every command and picks its own. A message's offset is committed
+/// only after the inbox holds its command: a crash before that redelivers it, and the
+/// inbox deduplicates by command id.
+struct CommandConsumerService: Service {
+    let engine: AgentEngine
+
+    func run() async throws {
+        let configuration = engine.configuration
+        var kafka = KafkaConsumerConfiguration(
+            bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-agent-\(engine.deviceID.text)",
+            groupID: "rescind-agent-\(engine.deviceID.text)", autoOffsetReset: .earliest)
+        kafka.sessionTimeout = configuration.kafka.sessionTimeout
+        kafka.heartbeatInterval = min(.seconds(3), configuration.kafka.sessionTimeout / 10)
+        kafka.additionalProperties = configuration.kafka.additionalProperties
+        let consumer = try KafkaConsumer(
+            configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
+        engine.logger.info("consuming device commands", metadata: ["kafka.topic": "\(configuration.commandsTopic)"])
+        do {
+            try await withGracefulShutdownHandler {
+                for try await message in consumer.messages {
+                    try await handle(message, consumer: consumer)
+                }
+            } onGracefulShutdown: {
+                Task { await consumer.close() }
+            }
+        } catch {
+            await consumer.close()
+            throw error
+        }
+        await consumer.close()
+    }
+
+    private func handle(_ message: KafkaMessage, consumer: KafkaConsumer) async throws {
+        let receipt = try await engine.receive(message)
+        var commandID: UUID?
+        if case .stored(let id) = receipt { commandID = id }
+        try await engine.faults.beforeOffsetCommit(
+            .init(partition: message.partition, offset: message.offset, commandID: commandID))
+        do {
+            try await consumer.commit(message)
+        } catch {
+            // Not fatal: the message comes again and the inbox recognises it.
+            engine.logger.warning("offset commit failed", metadata: [LogKey.error: "\(error)"])
+            return
+        }
+        if let commandID { try await engine.store.markOffsetCommitted(commandID) }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Carries out the commands in the inbox as they arrive, retrying with backoff while the
+/// grant service is unreachable (the commands wait in the inbox meanwhile).
+struct CommandExecutorService: Service {
+    let engine: AgentEngine
+
+    func run() async throws {
+        let engine = self.engine
+        try await runUntilShutdown {
+            let base = engine.configuration.retryInterval
+            var delay = base
+            while !Task.isCancelled {
+                do {
+                    try await engine.processPendingCommands()
+                    delay = base
+                    try await engine.commandsQueued.wait(upTo: .seconds(1))
+                } catch let error as AgentError where error.isTransient {
+                    engine.logger.warning(
+                        "commands wait for the grant service", metadata: [LogKey.error: "\(error)", "rescind.retry_in": "\(delay)"])
+                    try await Task.sleep(for: delay)
+                    delay = min(delay * 2, engine.configuration.selfHealInterval)
+                }
+            }
+        }
+    }
+}

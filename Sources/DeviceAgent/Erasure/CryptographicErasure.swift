@@ -1,0 +1,31 @@
+import Foundation
+import GRDB
+import RescindCrypto
+
+/// Cryptographic erasure of one family member's cached records.
+///
+/// Each cached record, exactly as stored (nonce ‖ ciphertext ‖ tag under the FMK), is sealed
+/// again with AES-256-GCM under an ephemeral key drawn here and never written anywhere; the
+/// key lives in guarded memory and is zeroed when this function returns. Recovering a record
+/// would then need both that key and the FMK, which the caller destroys in the same
+/// transaction. No plaintext is ever produced, so erasure works without unwrapping the FMK.
+enum CryptographicErasure {
+    /// Overwrites every record row of `familyMemberID` in `db` (inside the caller's
+    /// transaction) and returns how many it overwrote. Rows are marked `fmk_version = 0`.
+    static func poisonRecords(of familyMemberID: UUID, in db: Database) throws -> Int {
+        let ephemeral = SecretKey()
+        let cipher = AESGCMCipher(key: ephemeral)
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT record_id, nonce, ciphertext, tag FROM records WHERE family_member_id = ? AND fmk_version <> 0",
+            arguments: [familyMemberID.text])
+        for row in rows {
+            let recordID: String = row["record_id"]
+            let stored = [UInt8](row["nonce"] as Data) + [UInt8](row["ciphertext"] as Data) + [UInt8](row["tag"] as Data)
+            let box = try cipher.seal(stored, authenticating: Array("rescind/erased/\(recordID)".utf8))
+            try db.execute(
+                sql: "UPDATE records SET fmk_version = 0, nonce = ?, ciphertext = ?, tag = ? WHERE record_id = ?",
+                arguments: [Data(box.nonce), Data(box.ciphertext), Data(box.tag), recordID])
+        }
+        return rows.count
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import RescindCrypto
+
+/// The on-disk form of a keystore, and of an identity bundle (the same shape without the
+/// device's storage key): every private key AES-key-wrapped under one key-encryption key,
+/// and how to get that key back (Argon2id parameters, or "the key file is the key").
+///
+/// Only wrapped bytes and public identifiers are written; a file is useless without the
+/// passphrase or key file.
+struct KeystoreFile: Codable, Sendable {
+    static let keystoreFormat = "rescind-agent-keystore-v1"
+    static let bundleFormat = "rescind-identity-bundle-v1"
+
+    struct Derivation: Codable, Sendable {
+        static let argon2id = "argon2id"
+        static let keyFile = "key-file"
+
+        /// `argon2id` or `key-file`.
+        var method: String
+        var parameters: Argon2id.Parameters?
+    }
+
+    var format: String
+    var derivation: Derivation
+    var userID: UUID
+    var deviceID: UUID
+    /// User X25519 private key (ECDH unwrapping of granted FMKs).
+    var agreementKey: Data
+    /// User Ed25519 identity key.
+    var identityKey: Data
+    /// The user's master key (unwraps the user's own FMK copies).
+    var masterKey: Data
+    /// This device's Ed25519 key (authentication, signed acks).
+    var deviceKey: Data
+    /// Wraps this device's cached FMKs; never exported in a bundle.
+    var storageKey: Data?
+
+    enum CodingKeys: String, CodingKey {
+        case format, derivation, userID = "user_id", deviceID = "device_id"
+        case agreementKey = "agreement_key", identityKey = "identity_key", masterKey = "master_key"
+        case deviceKey = "device_key", storageKey = "storage_key"
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    static func decode(_ data: Data, expecting format: String, path: String) throws -> KeystoreFile {
+        guard let file = try? JSONDecoder().decode(KeystoreFile.self, from: data), file.format == format else {
+            throw AgentError(.invalidKeystore, "\(path) is not a \(format) file")
+        }
+        return file
+    }
+}

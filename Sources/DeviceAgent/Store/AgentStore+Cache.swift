@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+import RescindProtocol
+
+extension AgentStore {
+    func familyMember(_ id: UUID) async throws -> FamilyMemberState? {
+        try await read { db in try Self.familyMember(id, in: db) }
+    }
+
+    func familyMembers() async throws -> [FamilyMemberState] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM family_members ORDER BY family_member_id").map(FamilyMemberState.init(row:))
+        }
+    }
+
+    func records(of familyMemberID: UUID) async throws -> [CachedRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM records WHERE family_member_id = ? ORDER BY change_seq",
+                arguments: [familyMemberID.text]
+            ).map(CachedRecord.init(row:))
+        }
+    }
+
+    /// Applies a change without a command (self-healing, sync).
+    func apply(_ change: LocalChange) async throws -> ChangeEffect {
+        let effect = try await write { db in try Self.apply(change, in: db) }
+        try await vacuumIfNeeded()
+        return effect
+    }
+
+    /// Finishes an erasure: VACUUM rebuilds the file so that no free page keeps old bytes.
+    /// The pending flag is committed with the erasure, so a crash before this point is
+    /// finished at the next start.
+    func vacuumIfNeeded() async throws {
+        let pending = try await read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM maintenance WHERE task = 'vacuum')") ?? false
+        }
+        guard pending else { return }
+        do {
+            try await queue.vacuum()
+            _ = try await write { db in try db.execute(sql: "DELETE FROM maintenance WHERE task = 'vacuum'") }
+            // The flag's own deletion leaves a free page; compact once more so nothing is left.
+            try await queue.vacuum()
+        } catch let error as AgentError {
+            throw error
+        } catch {
+            throw AgentError(.storage, "VACUUM failed: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Inside a transaction
+
+    static func familyMember(_ id: UUID, in db: Database) throws -> FamilyMemberState? {
+        try Row.fetchOne(db, sql: "SELECT * FROM family_members WHERE family_member_id = ?", arguments: [id.text])
+            .map(FamilyMemberState.init(row:))
+    }
+
+    static func apply(_ change: LocalChange, in db: Database) throws -> ChangeEffect {
+        let state = try familyMember(change.familyMemberID, in: db)
+        switch change {
+        case .nothing:
+            return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.heldVersion)
+        case .rotate(let result):
+            return try rotate(result, from: state, in: db)
+        case .incremental(let result):
+            return try incremental(result, from: state, in: db)
+        case .erase(let id, let floor):
+            return try erase(id, floor: floor, from: state, in: db)
+        }
+    }
+
+    private static func rotate(_ result: RotationResult, from state: FamilyMemberState?, in db: Database) throws -> ChangeEffect {
+        if let state, state.status == .active, state.fmkVersion >= result.fmkVersion {
+            return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.fmkVersion)
+        }
+        if let state, result.fmkVersion < state.versionFloor {
+            throw AgentError(.versionDowngrade, "refusing FMK v\(result.fmkVersion) below v\(state.versionFloor) already seen")
+        }
+        let id = result.familyMemberID.text
+        let floor = max(result.fmkVersion, state?.versionFloor ?? 0)
+        try db.execute(
+            sql: """
+                INSERT INTO family_members (family_member_id, status, fmk_version, version_floor, wrapped_fmk, sync_cursor, updated_at)
+                VALUES (?, 'active', ?, ?, ?, ?, ?)
+                ON CONFLICT (family_member_id) DO UPDATE SET
+                    status = 'active', fmk_version = excluded.fmk_version, version_floor = excluded.version_floor,
+                    wrapped_fmk = excluded.wrapped_fmk, sync_cursor = excluded.sync_cursor, updated_at = excluded.updated_at
+                """,
+            arguments: [id, result.fmkVersion, floor, result.wrappedFMK, result.cursor, Date().timeIntervalSince1970])
+        try db.execute(sql: "DELETE FROM records WHERE family_member_id = ?", arguments: [id])
+        for record in result.records { try upsert(record, in: db) }
+        return ChangeEffect(changed: true, recordsProcessed: result.records.count, fmkVersion: result.fmkVersion)
+    }
+
+    private static func incremental(_ result: IncrementalResult, from state: FamilyMemberState?, in db: Database) throws -> ChangeEffect {
+        guard let state, state.status == .active, state.fmkVersion == result.fmkVersion else {
+            // The cache moved on while we downloaded; the next sync starts from the new state.
+            return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.heldVersion)
+        }
+        for record in result.records { try upsert(record, in: db) }
+        for deleted in result.deletedRecordIDs {
+            try db.execute(sql: "DELETE FROM records WHERE record_id = ?", arguments: [deleted.text])
+        }
+        try db.execute(
+            sql: "UPDATE family_members SET sync_cursor = max(sync_cursor, ?), updated_at = ? WHERE family_member_id = ?",
+            arguments: [result.cursor, Date().timeIntervalSince1970, state.familyMemberID.text])
+        let count = result.records.count + result.deletedRecordIDs.count
+        return ChangeEffect(changed: count > 0, recordsProcessed: count, fmkVersion: state.fmkVersion)
+    }
+
+    private static func erase(_ id: UUID, floor: Int, from state: FamilyMemberState?, in db: Database) throws -> ChangeEffect {
+        let newFloor = max(floor, state?.versionFloor ?? 0)
+        if let state, state.status == .revoked {
+            try db.execute(
+                sql: "UPDATE family_members SET version_floor = ? WHERE family_member_id = ?", arguments: [newFloor, id.text])
+            return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: 0)
+        }
+        let poisoned = try CryptographicErasure.poisonRecords(of: id, in: db)
+        try db.execute(
+            sql: """
+                INSERT INTO family_members (family_member_id, status, fmk_version, version_floor, wrapped_fmk, sync_cursor, updated_at)
+                VALUES (?, 'revoked', 0, ?, NULL, 0, ?)
+                ON CONFLICT (family_member_id) DO UPDATE SET
+                    status = 'revoked', fmk_version = 0, version_floor = excluded.version_floor, wrapped_fmk = NULL,
+                    sync_cursor = 0, updated_at = excluded.updated_at
+                """,
+            arguments: [id.text, newFloor, Date().timeIntervalSince1970])
+        try db.execute(sql: "INSERT OR IGNORE INTO maintenance (task) VALUES ('vacuum')")
+        return ChangeEffect(changed: true, recordsProcessed: poisoned, fmkVersion: 0)
+    }
+
+    private static func upsert(_ record: RecordResponse, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (record_id) DO UPDATE SET
+                    fmk_version = excluded.fmk_version, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
+                    tag = excluded.tag, change_seq = excluded.change_seq
+                """,
+            arguments: [
+                record.recordID.text, record.familyMemberID.text, record.fmkVersion, record.nonce, record.ciphertext,
+                record.tag, record.changeSeq,
+            ])
+    }
+}
+
+extension Optional where Wrapped == FamilyMemberState {
+    /// The FMK version held (0 for none or revoked).
+    var heldVersion: Int {
+        guard let state = self, state.status == .active else { return 0 }
+        return state.fmkVersion
+    }
+}

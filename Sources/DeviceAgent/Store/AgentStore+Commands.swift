@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+import RescindProtocol
+
+/// The command inbox and the ack outbox.
+extension AgentStore {
+    enum EnqueueResult: Equatable, Sendable {
+        /// First time this command id is seen.
+        case new
+        /// Seen before. `offsetCommitted` false means its offset was never committed: this
+        /// is the redelivery after a crash, and the ack it is owed is already recorded.
+        case duplicate(done: Bool, offsetCommitted: Bool)
+    }
+
+    /// Stores a verified command as pending unless its id is known.
+    func enqueue(_ command: DeviceCommand) async throws -> EnqueueResult {
+        try await write { db in
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT state, offset_committed FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
+            {
+                return .duplicate(done: (row["state"] as String) == "done", offsetCommitted: row["offset_committed"])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO commands (command_id, event_id, device_id, action, family_member_id, fmk_version, issued_at,
+                                          received_at, state)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                    """,
+                arguments: [
+                    command.commandID.text, command.eventID.text, command.deviceID.text, command.action.rawValue, command.familyMemberID.text,
+                    command.newFMKVersion, command.issuedAt.timeIntervalSince1970, Date().timeIntervalSince1970,
+                ])
+            return .new
+        }
+    }
+
+    func markOffsetCommitted(_ commandID: UUID) async throws {
+        _ = try await write { db in
+            try db.execute(sql: "UPDATE commands SET offset_committed = 1 WHERE command_id = ?", arguments: [commandID.text])
+        }
+    }
+
+    /// Pending commands in arrival order.
+    func pendingCommands() async throws -> [DeviceCommand] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM commands WHERE state = 'pending' ORDER BY rowid").map(Self.command(from:))
+        }
+    }
+
+    /// Applies `change` and completes `command` with its signed ack in one transaction.
+    ///
+    /// An `.applied` outcome whose change turned out to be a no-op is recorded as
+    /// `already_applied`. `beforeCommit` runs last inside the transaction (tests use it to
+    /// fail there and show that nothing of the change survives).
+    /// - Returns: `nil` when the command was no longer pending (completed concurrently).
+    func complete(
+        _ command: DeviceCommand, change: LocalChange, outcome: DeviceAck.Outcome, error: String?,
+        signer: AckSigner, started: ContinuousClock.Instant,
+        beforeCommit: @escaping @Sendable () throws -> Void = {}
+    ) async throws -> (ack: DeviceAck, effect: ChangeEffect)? {
+        let result = try await write { db -> (ack: DeviceAck, effect: ChangeEffect)? in
+            let pending = try Bool.fetchOne(
+                db, sql: "SELECT state = 'pending' FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
+            guard pending == true else { return nil }
+            let effect = try Self.apply(change, in: db)
+            let final: DeviceAck.Outcome = (outcome == .applied && !effect.changed) ? .alreadyApplied : outcome
+            let (ack, message) = try signer.ack(
+                for: command, outcome: final, effect: effect, duration: ContinuousClock.now - started, error: error)
+            try Self.insertAck(ack, message: message, in: db)
+            try db.execute(
+                sql: """
+                    UPDATE commands SET state = 'done', outcome = ?, records_processed = ?, error = ?, completed_at = ?
+                    WHERE command_id = ?
+                    """,
+                arguments: [final.rawValue, effect.recordsProcessed, error, Date().timeIntervalSince1970, command.commandID.text])
+            try beforeCommit()
+            return (ack, effect)
+        }
+        try await vacuumIfNeeded()
+        return result
+    }
+
+    /// A replayed command (seen, done, offset long committed): answered `already_applied`
+    /// with what the device holds now; nothing else changes.
+    func ackReplay(_ command: DeviceCommand, signer: AckSigner) async throws -> DeviceAck {
+        try await write { db in
+            let held = try Self.familyMember(command.familyMemberID, in: db).heldVersion
+            let (ack, message) = try signer.ack(
+                for: command, outcome: .alreadyApplied, effect: ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: held),
+                duration: .zero, error: nil)
+            try Self.insertAck(ack, message: message, in: db)
+            return ack
+        }
+    }
+
+    // MARK: Outbox
+
+    struct OwedAck: Sendable {
+        var ackID: UUID
+        var message: Data
+    }
+
+    func owedAcks(limit: Int = 100) async throws -> [OwedAck] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT ack_id, message FROM ack_outbox WHERE sent_at IS NULL ORDER BY created_at, rowid LIMIT ?",
+                arguments: [limit]
+            ).compactMap { row in
+                UUID(uuidString: row["ack_id"]).map { OwedAck(ackID: $0, message: row["message"]) }
+            }
+        }
+    }
+
+    func markSent(_ ackIDs: [UUID]) async throws {
+        guard !ackIDs.isEmpty else { return }
+        _ = try await write { db in
+            let now = Date().timeIntervalSince1970
+            for id in ackIDs {
+                try db.execute(sql: "UPDATE ack_outbox SET sent_at = ? WHERE ack_id = ?", arguments: [now, id.text])
+            }
+        }
+    }
+
+    // MARK: Counters
+
+    func increment(_ counter: String) async throws {
+        _ = try await write { db in
+            try db.execute(
+                sql: "INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1",
+                arguments: [counter])
+        }
+    }
+
+    func counters() async throws -> [String: Int] {
+        try await read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM counters").map {
+                ($0["name"] as String, $0["value"] as Int)
+            })
+        }
+    }
+
+    // MARK: Rows
+
+    private static func insertAck(_ ack: DeviceAck, message: Data, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO ack_outbox (ack_id, command_id, message, created_at) VALUES (?, ?, ?, ?)",
+            arguments: [ack.ackID.text, ack.commandID.text, message, Date().timeIntervalSince1970])
+    }
+
+    static func command(from row: Row) throws -> DeviceCommand {
+        guard let id = UUID(uuidString: row["command_id"]), let event = UUID(uuidString: row["event_id"]),
+            let device = UUID(uuidString: row["device_id"]), let member = UUID(uuidString: row["family_member_id"]),
+            let action = DeviceAction(rawValue: row["action"])
+        else { throw AgentError(.storage, "a commands row is malformed") }
+        return DeviceCommand(
+            commandID: id, eventID: event, deviceID: device, action: action, familyMemberID: member,
+            newFMKVersion: row["fmk_version"], issuedAt: Date(timeIntervalSince1970: row["issued_at"]))
+    }
+}

@@ -1,0 +1,68 @@
+import GRDB
+
+extension AgentStore {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // One row per family member this device holds (or held): the FMK wrapped under the
+            // storage key, its version, and the highest version ever seen, below which the
+            // agent never goes. `wrapped_fmk` is NULL and `status` 'revoked' after erasure.
+            try db.execute(
+                sql: """
+                    CREATE TABLE family_members (
+                        family_member_id TEXT PRIMARY KEY,
+                        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+                        fmk_version INTEGER NOT NULL,
+                        version_floor INTEGER NOT NULL,
+                        wrapped_fmk BLOB,
+                        sync_cursor INTEGER NOT NULL DEFAULT 0,
+                        updated_at REAL NOT NULL,
+                        CHECK (fmk_version <= version_floor),
+                        CHECK ((status = 'active') = (wrapped_fmk IS NOT NULL))
+                    );
+                    -- Records as the grant service stores them (AES-256-GCM under the FMK);
+                    -- fmk_version 0 marks a record erased under an ephemeral key.
+                    CREATE TABLE records (
+                        record_id TEXT PRIMARY KEY,
+                        family_member_id TEXT NOT NULL REFERENCES family_members ON DELETE CASCADE,
+                        fmk_version INTEGER NOT NULL,
+                        nonce BLOB NOT NULL,
+                        ciphertext BLOB NOT NULL,
+                        tag BLOB NOT NULL,
+                        change_seq INTEGER NOT NULL
+                    );
+                    CREATE INDEX records_by_family_member ON records (family_member_id);
+                    -- The command inbox: a verified command is stored before its Kafka offset is
+                    -- committed, and completed in the same transaction as its effect and its ack.
+                    CREATE TABLE commands (
+                        command_id TEXT PRIMARY KEY,
+                        event_id TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        action TEXT NOT NULL,
+                        family_member_id TEXT NOT NULL,
+                        fmk_version INTEGER NOT NULL,
+                        issued_at REAL NOT NULL,
+                        received_at REAL NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+                        outcome TEXT,
+                        records_processed INTEGER,
+                        error TEXT,
+                        completed_at REAL,
+                        offset_committed INTEGER NOT NULL DEFAULT 0
+                    );
+                    -- Signed acks owed to device_acks, until the broker acknowledged them.
+                    CREATE TABLE ack_outbox (
+                        ack_id TEXT PRIMARY KEY,
+                        command_id TEXT NOT NULL,
+                        message BLOB NOT NULL,
+                        created_at REAL NOT NULL,
+                        sent_at REAL
+                    );
+                    CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    -- Work to finish after a crash (e.g. 'vacuum' after an erasure).
+                    CREATE TABLE maintenance (task TEXT PRIMARY KEY);
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,54 @@
+/// The one error type of the device agent.
+///
+/// `code` is stable (log it, match on it, put it in an ack's `error`); `description` is one
+/// line for an operator and never contains key bytes, passphrases, plaintext or ciphertext.
+public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A setting is missing or unusable.
+        public static let configuration = Code(rawValue: "configuration")
+        /// The data directory or a key file is reachable by other users, or not ours.
+        public static let insecurePermissions = Code(rawValue: "insecure_permissions")
+        /// The passphrase or key file does not open the keystore.
+        public static let wrongPassphrase = Code(rawValue: "wrong_passphrase")
+        /// No keystore yet: the device must be enrolled first.
+        public static let notEnrolled = Code(rawValue: "not_enrolled")
+        /// A keystore already exists where enrolment would create one.
+        public static let alreadyEnrolled = Code(rawValue: "already_enrolled")
+        /// The keystore or an identity bundle is not in a format this build reads.
+        public static let invalidKeystore = Code(rawValue: "invalid_keystore")
+        /// The local database failed.
+        public static let storage = Code(rawValue: "storage")
+        /// The grant service offered an FMK version below one this device already held.
+        public static let versionDowngrade = Code(rawValue: "version_downgrade")
+        /// The new FMK does not unwrap, or the records do not decrypt under it.
+        public static let verificationFailed = Code(rawValue: "verification_failed")
+        /// The grant service answered 403: this user's access was revoked.
+        public static let accessRevoked = Code(rawValue: "access_revoked")
+        /// The grant service is not at the commanded version yet (retry later).
+        public static let serviceBehind = Code(rawValue: "service_behind")
+        /// The grant service or the network failed in a way worth retrying.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// The grant service refused a request for another reason.
+        public static let serviceRefused = Code(rawValue: "service_refused")
+        /// A fault injected by a test.
+        public static let injectedFault = Code(rawValue: "injected_fault")
+    }
+
+    public let code: Code
+    /// For people: says what to do; never contains secrets.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Worth retrying later with the same input (the network, a lagging service).
+    var isTransient: Bool { code == .unavailable || code == .serviceBehind }
+
+    public var description: String { message }
+}

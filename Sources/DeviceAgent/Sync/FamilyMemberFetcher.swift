@@ -1,0 +1,134 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The network half of sync: asks the grant service for versions, wrapped FMKs and
+/// records, and proves what it downloaded (the FMK unwraps, every record decrypts) before
+/// anything reaches the local store. Stateless; the store decides what to keep.
+struct FamilyMemberFetcher: Sendable {
+    let session: UserSession
+    let storageKey: SecretKey
+    var pageSize = 1000
+
+    /// The family members this user currently has an active grant for.
+    func accessibleFamilyMembers() async throws -> [FamilyMemberResponse] {
+        try await Self.mapErrors { try await session.client.familyMembers() }
+    }
+
+    /// The service's current FMK version; `AgentError.accessRevoked` on 403.
+    func currentVersion(_ familyMemberID: UUID) async throws -> Int {
+        try await Self.mapErrors { try await session.client.fmkVersion(familyMemberID).currentFMKVersion }
+    }
+
+    /// Downloads and verifies the current FMK and every record under it.
+    ///
+    /// - Parameter minimum: the version a command announced; an older answer means the
+    ///   service (or a replica) is behind: `.serviceBehind`, retried later.
+    /// - Parameter floor: the highest version this device has seen; anything lower is a
+    ///   downgrade and refused (`.versionDowngrade`).
+    func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int) async throws -> RotationResult {
+        for _ in 0..<3 {
+            let wrapped = try await Self.mapErrors { try await session.client.wrappedKey(familyMemberID) }
+            guard wrapped.fmkVersion >= floor else {
+                throw AgentError(.versionDowngrade, "the grant service offered FMK v\(wrapped.fmkVersion) below v\(floor) already seen")
+            }
+            guard wrapped.fmkVersion >= minimum else {
+                throw AgentError(.serviceBehind, "the grant service is at FMK v\(wrapped.fmkVersion), the command names v\(minimum)")
+            }
+            let fmk: SecretKey
+            do {
+                fmk = try session.unwrap(wrapped)
+            } catch {
+                throw AgentError(.verificationFailed, "the wrapped FMK v\(wrapped.fmkVersion) does not unwrap with this user's keys")
+            }
+            let (records, cursor, raced) = try await allRecords(familyMemberID, version: wrapped.fmkVersion)
+            // Another revocation committed while we downloaded: start over at its version.
+            if raced { continue }
+            try Self.verify(records, fmk: fmk)
+            let local = try FMKWrapping.wrapForOwner(
+                fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: storageKey)
+            return RotationResult(
+                familyMemberID: familyMemberID, fmkVersion: wrapped.fmkVersion, wrappedFMK: Data(local),
+                records: records, cursor: cursor)
+        }
+        throw AgentError(.serviceBehind, "the FMK kept changing while records were downloaded")
+    }
+
+    /// Changes after `state.syncCursor`, when they are all still under the held version.
+    /// - Returns: `nil` when the service has moved to a newer version (rotate instead).
+    func incremental(_ state: FamilyMemberState, fmk: SecretKey) async throws -> IncrementalResult? {
+        var result = IncrementalResult(
+            familyMemberID: state.familyMemberID, fmkVersion: state.fmkVersion, records: [], deletedRecordIDs: [],
+            cursor: state.syncCursor)
+        while true {
+            let page = try await Self.mapErrors {
+                try await session.client.changes(state.familyMemberID, since: result.cursor, limit: pageSize)
+            }
+            guard page.currentFMKVersion == state.fmkVersion,
+                page.records.allSatisfy({ $0.fmkVersion == state.fmkVersion })
+            else { return nil }
+            result.records += page.records
+            result.deletedRecordIDs += page.deletedRecordIDs
+            result.cursor = page.nextCursor
+            if !page.hasMore { break }
+        }
+        try Self.verify(result.records, fmk: fmk)
+        return result
+    }
+
+    /// The whole change feed; `raced` when a record or page is not at `version`.
+    private func allRecords(_ familyMemberID: UUID, version: Int) async throws -> ([RecordResponse], Int64, raced: Bool) {
+        var records: [UUID: RecordResponse] = [:]
+        var cursor: Int64 = 0
+        while true {
+            let page = try await Self.mapErrors {
+                try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
+            }
+            if page.currentFMKVersion != version { return ([], 0, true) }
+            for record in page.records { records[record.recordID] = record }
+            for deleted in page.deletedRecordIDs { records[deleted] = nil }
+            cursor = page.nextCursor
+            if !page.hasMore { break }
+        }
+        let sorted = records.values.sorted { $0.changeSeq < $1.changeSeq }
+        return (sorted, cursor, sorted.contains { $0.fmkVersion != version })
+    }
+
+    /// Every record opens under `fmk` (the plaintext is dropped at once).
+    static func verify(_ records: [RecordResponse], fmk: SecretKey) throws {
+        for record in records {
+            do {
+                _ = try RecordCipher.open(record, fmk: fmk)
+            } catch {
+                throw AgentError(.verificationFailed, "record \(record.recordID.text) does not decrypt under FMK v\(record.fmkVersion)")
+            }
+        }
+    }
+
+    /// Grant-service and transport failures as `AgentError`: 403 is a revocation, transport
+    /// trouble and 5xx are worth retrying, anything else is a refusal.
+    static func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as GrantServiceError {
+            switch error.status {
+            case 403: throw AgentError(.accessRevoked, "the grant service answered 403 (\(error.code))")
+            case 0, 408, 429, 500...599: throw AgentError(.unavailable, "grant service unavailable: \(error)")
+            default: throw AgentError(.serviceRefused, "grant service refused: \(error)")
+            }
+        } catch let error as URLError {
+            throw AgentError(.unavailable, "grant service unreachable (URLError \(error.code.rawValue))")
+        } catch let error as AgentError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw AgentError(.unavailable, "grant service request failed (\(type(of: error)))")
+        }
+    }
+}
