@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "rescind-grant-service", targets: ["GrantServiceMain"]),
         .executable(name: "rescind-audit-service", targets: ["AuditServiceMain"]),
         .executable(name: "rescind-agent", targets: ["DeviceAgentMain"]),
+        .executable(name: "rescind", targets: ["RescindCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -29,6 +30,7 @@ let package = Package(
         // swift-configuration support is not used: configuration comes from the environment.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // MARK: C libraries, each wrapped exactly once
@@ -145,6 +147,15 @@ let package = Package(
 
         // MARK: Executables
 
+        // The operator's tool and a user's client.
+        .executableTarget(
+            name: "RescindCLI",
+            dependencies: [
+                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "AuditServiceMain",
             dependencies: ["AuditService", .product(name: "Logging", package: "swift-log")]
@@ -179,6 +190,8 @@ let package = Package(
             path: "Tests/RescindTestSupport"
         ),
 
+        // Reads the manifest and sources: checks the layering, needs no server.
+        .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
