@@ -50,17 +50,19 @@ struct InboundMessageHandler: Sendable {
             return conclusions
         }
         record(conclusions)
-        for reason in conclusions.rejections {
-            logger.warning(
-                "rejected message",
-                metadata: ["kafka.topic": "\(position.topic)", "kafka.partition": "\(position.partition)",
-                           "kafka.offset": "\(position.offset)", "rescind.reason": "\(reason)"])
-        }
     }
 
-    /// Metrics move only once the transaction committed.
+    /// Metrics move (and rejections are logged) only once the transaction committed.
     func record(_ conclusions: Conclusions) {
-        for reason in conclusions.rejections { metrics.rejected(reason: reason) }
+        for (reason, position) in conclusions.rejections {
+            metrics.rejected(reason: reason)
+            logger.warning(
+                "rejected message",
+                metadata: [
+                    "kafka.topic": "\(position.topic)", "kafka.partition": "\(position.partition)",
+                    "kafka.offset": "\(position.offset)", "rescind.reason": "\(reason)",
+                ])
+        }
         for duration in conclusions.completions { metrics.commitToLastAck.record(duration) }
         if conclusions.auditEntries > 0 { metrics.auditEntries.increment(by: Int64(conclusions.auditEntries)) }
     }

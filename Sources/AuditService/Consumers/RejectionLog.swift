@@ -44,7 +44,7 @@ enum RejectionLog {
             ON CONFLICT (topic, partition, kafka_offset) DO NOTHING
             """)
         guard inserted == 1 else { return }
-        conclusions.rejections.append(rejection.reason)
+        conclusions.rejections.append((rejection.reason, position))
         try conclusions.notify(
             AuditNotification(
                 notificationID: UUID(), kind: .messageRejected, familyMemberID: rejection.familyMemberID,

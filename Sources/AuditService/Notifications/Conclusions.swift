@@ -9,19 +9,11 @@ struct Conclusions: Sendable {
     /// Commit-to-last-ack times of the revocations completed.
     var completions: [Duration] = []
     var auditEntries = 0
-    /// Reason codes of the messages rejected.
-    var rejections: [String] = []
+    /// The messages rejected: reason code and where each was read.
+    var rejections: [(reason: String, position: MessagePosition)] = []
 
     mutating func notify(_ notification: AuditNotification) throws {
         notifications.append(notification)
         streamEvents.append(try StreamEvent(.notification, familyMemberID: notification.familyMemberID, payload: notification))
-    }
-
-    mutating func merge(_ other: Conclusions) {
-        notifications += other.notifications
-        streamEvents += other.streamEvents
-        completions += other.completions
-        auditEntries += other.auditEntries
-        rejections += other.rejections
     }
 }

@@ -54,8 +54,10 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         public var topic: String
         public var partition: Int32
         public var offset: Int64
-        /// Stable code: `malformed`, `unexpected_schema`, `bad_signature`, `unknown_signer`,
-        /// `unknown_revocation`, `unknown_device`, `mismatched_ack`, `unknown_topic`.
+        /// Stable code: `malformed`, `unexpected_schema`, `bad_signature`, `unsigned_content`,
+        /// `unknown_signer`, `unknown_revocation` (an ack whose revocation never arrived),
+        /// `unknown_device` (not expected by the revocation), `mismatched_ack` (action or
+        /// version contradicts the revocation), `unknown_topic`.
         public var reason: String
         /// The claimed signer, when the envelope could be read (it is not trusted).
         public var signer: String?
