@@ -11,7 +11,9 @@ struct RevocationController {
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
         group.post("family-members/:familyMemberID/revocations", use: begin)
         group.post("users/:userID/revocations", use: beginForUser)
-        group.add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
+        // A child group of its own: middleware added to `group` itself would also apply
+        // to every route registered on it afterwards (commit, abandon).
+        group.group().add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
             .put("revocations/:revocationID/records", use: upload)
         group.post("revocations/:revocationID/commit", use: commit)
         group.delete("revocations/:revocationID", use: abandon)
