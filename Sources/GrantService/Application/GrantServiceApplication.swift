@@ -19,6 +19,9 @@ public enum GrantServiceApplication {
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
+        // Bootstraps swift-metrics before anything records a metric; done lazily by the
+        // first scrape instead, every metric recorded until then would be lost.
+        _ = MetricsRegistry.shared
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         var database = try PostgresConfiguration(url: configuration.database.url)
