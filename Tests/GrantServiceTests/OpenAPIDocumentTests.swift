@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import RescindCrypto
+import RescindPostgres
+import RescindTestSupport
+import Testing
+
+@testable import GrantService
+
+/// The hand-written OpenAPI document and the router must describe the same API.
+@Suite struct OpenAPIDocumentTests {
+    /// `METHOD /path/{param}` for every operation under `paths:` of the document.
+    ///
+    /// A minimal line-based reading of the document's own layout (two-space path keys,
+    /// four-space method keys), which is all this check needs.
+    static func documentedOperations() throws -> Set<String> {
+        let url = GrantServiceHarness.repositoryRoot.appendingPathComponent("Sources/GrantService/Resources/openapi.yaml")
+        let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
+        var operations: Set<String> = []
+        var inPaths = false
+        var path: String?
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" ") && !line.isEmpty {
+                inPaths = line == "paths:"
+                path = nil
+            } else if inPaths, line.hasPrefix("  /"), !line.hasPrefix("   "), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if inPaths, let path, line.hasPrefix("    "), !line.hasPrefix("     "),
+                let key = line.dropFirst(4).split(separator: ":").first, methods.contains(String(key))
+            {
+                operations.insert("\(key.uppercased()) \(path)")
+            }
+        }
+        return operations
+    }
+
+    /// `METHOD /path/{param}` for every route the service registers.
+    static func routedOperations() -> Set<String> {
+        var configuration = GrantServiceConfiguration()
+        configuration.database.url = GrantServiceHarness.databaseURL
+        let logger = Logger(label: "test.openapi")
+        // Nothing here connects: the pool opens connections on first use only.
+        let pool = PostgresConnectionPool(
+            configuration: try! PostgresConfiguration(url: configuration.database.url), size: 1, logger: logger)
+        let signingKey = Ed25519.PrivateKey()
+        let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: "")
+        let families = FamilyMemberStore(pool: pool, outbox: outbox)
+        let router = GrantServiceApplication.buildRouter(
+            configuration: configuration, pool: pool, identities: IdentityStore(pool: pool), families: families,
+            records: RecordStore(pool: pool),
+            revocations: RevocationStore(pool: pool, families: families, outbox: outbox, stagingLifetime: .seconds(60)),
+            serviceKey: signingKey.publicKey)
+        return Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
+    }
+
+    @Test func everyRouteIsDocumentedWithItsMethod() throws {
+        let routed = Self.routedOperations()
+        let documented = try Self.documentedOperations()
+        #expect(routed.count >= 30, "the router enumeration found too few routes: \(routed.sorted())")
+        #expect(routed.subtracting(documented).sorted() == [], "routes missing from openapi.yaml")
+        #expect(documented.subtracting(routed).sorted() == [], "documented operations with no route")
+    }
+
+    @Test func theServiceServesTheDocument() async throws {
+        try await GrantServiceHarness.with { service in
+            let answer = try await service.http.send("GET", "v1/openapi.yaml")
+            #expect(answer.status == 200)
+            #expect(answer.contentType == "application/yaml")
+            let file = try Data(
+                contentsOf: GrantServiceHarness.repositoryRoot.appendingPathComponent("Sources/GrantService/Resources/openapi.yaml"))
+            #expect(answer.body == file)
+        }
+    }
+}
