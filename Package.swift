@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // MARK: C libraries, each wrapped exactly once
@@ -190,8 +191,8 @@ let package = Package(
             path: "Tests/RescindTestSupport"
         ),
 
-        // Reads the manifest and sources: checks the layering, needs no server.
-        .testTarget(name: "ArchitectureTests"),
+        // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
+        .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),

@@ -17,5 +17,6 @@ struct Rescind: AsyncParsableCommand {
             TailCommand.self,
             MigrateCommand.self,
             StackCommand.self,
+            KeysCommand.self,
         ])
 }

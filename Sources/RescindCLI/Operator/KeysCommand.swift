@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import RescindCrypto
+
+/// Creates and inspects the services' Ed25519 signing key files.
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Create a service signing key file, or print its public key.",
+        discussion: """
+            A key file holds a 32-byte Ed25519 seed, readable by its owner only (0600).
+            Agents pin the grant service's public key; the audit service verifies with it.
+
+            Examples:
+              rescind keys generate deploy/secrets/grant-service.key > deploy/secrets/grant-service.pub
+              rescind keys public deploy/secrets/grant-service.key
+            """,
+        subcommands: [Generate.self, Public.self])
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new key file (refuses to overwrite) and print its base64 public key.")
+
+        @Argument(help: "Path of the new key file.")
+        var path: String
+
+        func run() throws {
+            guard !FileManager.default.fileExists(atPath: path) else { throw CLIError("\(path) exists; not overwriting a key") }
+            var seed = SecureRandom.bytes(count: Ed25519.seedByteCount)
+            let contents = Data(seed)
+            let key = try Ed25519.PrivateKey(seed: &seed)
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            guard FileManager.default.createFile(atPath: path, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+                throw CLIError("cannot write \(path)")
+            }
+            print(Data(key.publicKey.rawRepresentation).base64EncodedString())
+        }
+    }
+
+    struct Public: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the base64 public key of a key file.")
+
+        @Argument(help: "Path of the key file.")
+        var path: String
+
+        func run() throws {
+            guard let data = FileManager.default.contents(atPath: path), data.count == Ed25519.seedByteCount else {
+                throw CLIError("\(path) is not a \(Ed25519.seedByteCount)-byte key file")
+            }
+            var seed = [UInt8](data)
+            print(Data(try Ed25519.PrivateKey(seed: &seed).publicKey.rawRepresentation).base64EncodedString())
+        }
+    }
+}
