@@ -14,7 +14,7 @@ struct AckPublisherService: Service {
         var kafka = KafkaProducerConfiguration(
             bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-agent-\(engine.deviceID.text)")
         kafka.messageTimeout = .seconds(30)
-        kafka.additionalProperties = configuration.kafka.additionalProperties
+        kafka.additionalProperties = configuration.kafka.producerProperties
         let producer = try KafkaProducer(configuration: kafka, logger: engine.logger)
         do {
             try await publishUntilShutdown(producer)

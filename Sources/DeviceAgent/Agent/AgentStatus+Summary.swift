@@ -19,7 +19,7 @@ extension AgentStatus {
         } else {
             lines.append("last command: none")
         }
-        lines.append("pending commands: \(pendingCommands), owed acks: \(owedAcks)")
+        lines.append("pending commands: \(pendingCommands), acks owed: \(owedAcks), acks sent: \(sentAcks)")
         if !counters.isEmpty {
             lines.append("counters: " + counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }

@@ -29,6 +29,8 @@ public struct AgentStatus: Sendable, Codable {
     public var lastCommand: Command?
     public var pendingCommands: Int
     public var owedAcks: Int
+    /// Acks the broker acknowledged.
+    public var sentAcks: Int
     public var counters: [String: Int]
 
     /// Reads the status of a data directory without unlocking anything.
@@ -66,6 +68,7 @@ public struct AgentStatus: Sendable, Codable {
                 deviceID: deviceID, userID: userID, familyMembers: members, lastCommand: last,
                 pendingCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM commands WHERE state = 'pending'") ?? 0,
                 owedAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL") ?? 0,
+                sentAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL") ?? 0,
                 counters: counters)
         }
     }

@@ -45,6 +45,13 @@ public final class DeviceAgent: Sendable {
         engine.logger.notice(
             "device agent starting",
             metadata: ["rescind.user": "\(userID.uuidString.lowercased())", "kafka.topic": "\(engine.configuration.commandsTopic)"])
+        // Finish what the inbox owes before self-healing, so that a command interrupted by a
+        // crash is acknowledged for what it did (`applied`), not overtaken by the self-heal.
+        do {
+            try await engine.processPendingCommands()
+        } catch let error as AgentError where error.isTransient {
+            engine.logger.warning("pending commands wait for the grant service", metadata: [LogKey.error: "\(error)"])
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
         try await group.run()
         engine.logger.notice("device agent stopped")

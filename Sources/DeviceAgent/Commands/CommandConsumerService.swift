@@ -17,7 +17,7 @@ struct CommandConsumerService: Service {
             groupID: "rescind-agent-\(engine.deviceID.text)", autoOffsetReset: .earliest)
         kafka.sessionTimeout = configuration.kafka.sessionTimeout
         kafka.heartbeatInterval = min(.seconds(3), configuration.kafka.sessionTimeout / 10)
-        kafka.additionalProperties = configuration.kafka.additionalProperties
+        kafka.additionalProperties = configuration.kafka.consumerProperties
         let consumer = try KafkaConsumer(
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
         engine.logger.info("consuming device commands", metadata: ["kafka.topic": "\(configuration.commandsTopic)"])

@@ -44,8 +44,10 @@ public struct AgentConfiguration: Sendable {
         public var topicPrefix: String
         /// Group membership timeout; `RESCIND_AGENT_KAFKA_SESSION_TIMEOUT_SECONDS`, default 10 s.
         public var sessionTimeout: Duration = .seconds(10)
-        /// Raw librdkafka properties for both the consumer and the producer (TLS, SASL, backoffs).
-        public var additionalProperties: [String: String] = [:]
+        /// Raw librdkafka properties of the command consumer (TLS, SASL, fetch tuning).
+        public var consumerProperties: [String: String] = [:]
+        /// Raw librdkafka properties of the ack producer (TLS, SASL, batching).
+        public var producerProperties: [String: String] = [:]
 
         public init(bootstrapServers: String, topicPrefix: String = "") {
             self.bootstrapServers = bootstrapServers
