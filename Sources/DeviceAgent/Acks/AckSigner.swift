@@ -18,7 +18,7 @@ struct AckSigner: Sendable {
         let ack = DeviceAck(
             ackID: UUID(), commandID: command.commandID, eventID: command.eventID, deviceID: deviceID,
             action: command.action, outcome: outcome, recordsProcessed: effect.recordsProcessed,
-            fmkVersion: effect.fmkVersion, durationMs: Int(duration / .milliseconds(1)), error: error, ackedAt: Date())
+            fmkVersion: effect.fmkVersion, durationMs: duration.wholeMilliseconds, error: error, ackedAt: Date())
         let message = try SignedMessage(schema: DeviceAck.schema, signer: signer, payload: ack, key: deviceKey)
         return (ack, try message.encoded())
     }

@@ -39,7 +39,7 @@ extension AgentEngine {
                     metadata: [
                         "rescind.rotated": "\(report.rotated.count)", "rescind.erased": "\(report.erased.count)",
                         "rescind.synced": "\(report.synced.count)", "rescind.refused": "\(report.refused.count)",
-                        LogKey.durationMs: "\((ContinuousClock.now - started) / .milliseconds(1))",
+                        LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                     ])
             }
             return report
@@ -60,7 +60,7 @@ extension AgentEngine {
                 metadata: [
                     LogKey.familyMember: "\(state.familyMemberID.text)", LogKey.records: "\(effect.recordsProcessed)",
                     LogKey.previousVersion: "\(state.fmkVersion)", LogKey.source: "self_heal",
-                    LogKey.durationMs: "\((ContinuousClock.now - started) / .milliseconds(1))",
+                    LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
             return
         }
@@ -98,7 +98,7 @@ extension AgentEngine {
                 metadata: [
                     LogKey.familyMember: "\(id.text)", LogKey.fmkVersion: "\(effect.fmkVersion)",
                     LogKey.previousVersion: "\(previous)", LogKey.records: "\(effect.recordsProcessed)",
-                    LogKey.source: "self_heal", LogKey.durationMs: "\((ContinuousClock.now - started) / .milliseconds(1))",
+                    LogKey.source: "self_heal", LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
         } catch let error as AgentError where error.code == .accessRevoked && previous > 0 {
             let effect = try await store.apply(.erase(id, floor: floor))

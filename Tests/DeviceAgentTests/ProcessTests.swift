@@ -1,0 +1,142 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+@testable import DeviceAgent
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `rescind-agent` executable as an operator runs it: environment configuration,
+/// one-line refusals, SIGTERM, and SIGKILL at any moment.
+@Suite("rescind-agent process", .serialized, .enabled(if: AgentProcess.executable != nil))
+struct ProcessTests {
+    static func environment(_ configuration: AgentConfiguration, unlock: [String: String]? = nil) -> [String: String] {
+        var environment = [
+            "RESCIND_AGENT_DATA_DIR": configuration.dataDirectory,
+            "RESCIND_AGENT_GRANT_SERVICE_URL": configuration.grantServiceURL.absoluteString,
+            "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(configuration.grantServiceKey.rawRepresentation).base64EncodedString(),
+            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": configuration.kafka.bootstrapServers,
+            "RESCIND_TOPIC_PREFIX": configuration.kafka.topicPrefix,
+            "RESCIND_AGENT_KAFKA_SESSION_TIMEOUT_SECONDS": "3",
+            "RESCIND_AGENT_RETRY_SECONDS": "1",
+            "RESCIND_AGENT_ARGON2_OPSLIMIT": "1",
+            "RESCIND_AGENT_ARGON2_MEMLIMIT_MIB": "8",
+            "RESCIND_AGENT_LOG_LEVEL": "info",
+        ]
+        for (name, value) in unlock ?? ["RESCIND_AGENT_PASSPHRASE": AgentTestKit.passphrase] { environment[name] = value }
+        return environment
+    }
+
+    /// A keystore written locally (no grant service needed to be refused).
+    static func offlineConfiguration(_ directory: TemporaryDirectory, unlock: AgentConfiguration.Unlock) async throws -> AgentConfiguration {
+        var configuration = AgentConfiguration(
+            dataDirectory: directory.file("data"), grantServiceURL: URL(string: "http://127.0.0.1:9")!,
+            grantServiceKey: Ed25519.PrivateKey().publicKey, kafka: .init(bootstrapServers: "127.0.0.1:9"), unlock: unlock)
+        configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
+        try SecureFiles.prepareDirectory(configuration.dataDirectory)
+        try await Keystore(userKeys: .generate(), deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), storageKey: SecretKey())
+            .write(to: configuration.keystorePath, unlock: unlock, cost: configuration.keyDerivation)
+        return configuration
+    }
+
+    @Test("a wrong passphrase, an open key file, an open data directory or a missing setting: one clear line, exit 1")
+    func refusals() async throws {
+        try await TemporaryDirectory.with { directory in
+            let configuration = try await Self.offlineConfiguration(directory, unlock: .passphrase(AgentTestKit.passphrase))
+            var (status, output) = try await AgentProcess.run(
+                ["run"], environment: Self.environment(configuration, unlock: ["RESCIND_AGENT_PASSPHRASE": "not it"]))
+            #expect(status == 1)
+            #expect(output == "rescind-agent: wrong passphrase or key file for \(configuration.keystorePath)\n")
+
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: configuration.dataDirectory)
+            (status, output) = try await AgentProcess.run(["run"], environment: Self.environment(configuration))
+            #expect(status == 1)
+            #expect(output == "rescind-agent: data directory \(configuration.dataDirectory) is accessible by other users (mode 755); run `chmod 700 \(configuration.dataDirectory)`\n")
+
+            var environment = Self.environment(configuration)
+            environment["RESCIND_AGENT_GRANT_SERVICE_URL"] = nil
+            (status, output) = try await AgentProcess.run(["run"], environment: environment)
+            #expect(status == 1)
+            #expect(output == "rescind-agent: RESCIND_AGENT_GRANT_SERVICE_URL: expected the grant service's http(s) URL\n")
+        }
+        try await TemporaryDirectory.with { directory in
+            let keyFile = try directory.write("master.key", Data(SecureRandom.bytes(count: 32)))
+            let configuration = try await Self.offlineConfiguration(directory, unlock: .keyFile(keyFile))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
+            let (status, output) = try await AgentProcess.run(
+                ["run"], environment: Self.environment(configuration, unlock: ["RESCIND_AGENT_KEY_FILE": keyFile]))
+            #expect(status == 1)
+            #expect(output == "rescind-agent: key file \(keyFile) is accessible by other users (mode 644); run `chmod 600 \(keyFile)`\n")
+        }
+    }
+
+    @Test("SIGKILL at any moment of a rotation and an erasure: the restarted agents converge, one ack each")
+    func sigkill() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let keptUser = try await service.user("Adult B")
+            let revokedUser = try await service.user("Adult C")
+            let plaintexts = (1...40).map { "record \($0): unmistakable-plaintext-\($0)" }
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: plaintexts)
+            try await owner.grant(member.id, to: keptUser.keys.userID)
+            try await owner.grant(member.id, to: revokedUser.keys.userID)
+            let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
+            let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
+            defer {
+                kept.directory.remove()
+                revoked.directory.remove()
+            }
+
+            // Killed once each: the rotating device as soon as its command is in the inbox,
+            // the erasing device as soon as its erasure is logged (ack possibly unpublished).
+            let keptProcess = try AgentProcess(["run"], environment: Self.environment(kept.configuration))
+            let revokedProcess = try AgentProcess(["run"], environment: Self.environment(revoked.configuration))
+            try await keptProcess.waitFor("partitions assigned")
+            try await revokedProcess.waitFor("partitions assigned")
+            _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
+            try await keptProcess.waitFor("command received")
+            keptProcess.signal(SIGKILL)
+            try await revokedProcess.waitFor("cryptographically erased")
+            revokedProcess.signal(SIGKILL)
+            #expect(try await keptProcess.exitStatus() != 0)
+            #expect(try await revokedProcess.exitStatus() != 0)
+
+            // Restarted, then stopped gracefully with SIGTERM once converged.
+            for device in [kept, revoked] {
+                let process = try AgentProcess(["run"], environment: Self.environment(device.configuration))
+                try await process.waitFor("partitions assigned")
+                try await AgentTestKit.eventually("converged after SIGKILL") {
+                    let status = try await AgentStatus.read(configuration: device.configuration)
+                    return status.pendingCommands == 0 && status.owedAcks == 0 && status.sentAcks >= 1
+                }
+                try await Task.sleep(for: .seconds(1))
+                process.signal(SIGTERM)
+                #expect(try await process.exitStatus() == 0)
+                #expect(process.text.contains("device agent stopped"))
+            }
+
+            let keptStatus = try await AgentStatus.read(configuration: kept.configuration)
+            #expect(keptStatus.familyMembers.map(\.fmkVersion) == [2])
+            let revokedStatus = try await AgentStatus.read(configuration: revoked.configuration)
+            #expect(revokedStatus.familyMembers.map(\.status) == ["revoked"])
+            for device in [kept, revoked] {
+                let acks = try await AgentTestKit.acks(service, from: device)
+                #expect(acks.count == 1, "exactly one ack from \(device.deviceID)")
+                #expect(acks.first?.outcome == .applied)
+            }
+            let agent = try await kept.open()
+            #expect(try await agent.plaintexts(of: member.id) == member.records)
+
+            // `status` prints holdings and never a key.
+            let (code, printed) = try await AgentProcess.run(["status"], environment: Self.environment(revoked.configuration))
+            #expect(code == 0)
+            #expect(printed.contains("\(member.id.uuidString.lowercased())  revoked  FMK v0  (floor v2)  40 record(s)"))
+            #expect(printed.contains("last command: secure_deletion"))
+        }
+    }
+}
