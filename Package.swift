@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "rescind-audit-service", targets: ["AuditServiceMain"]),
         .executable(name: "rescind-agent", targets: ["DeviceAgentMain"]),
         .executable(name: "rescind", targets: ["RescindCLI"]),
+        .executable(name: "rescind-bench", targets: ["RescindBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -152,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "RescindCLI",
             dependencies: [
-                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -174,6 +175,15 @@ let package = Package(
             name: "RescindDevBroker",
             dependencies: [
                 "RescindKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Measures every hot path against this machine's own limit (BENCHMARKS.md); a command, not a test.
+        .executableTarget(
+            name: "RescindBench",
+            dependencies: [
+                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

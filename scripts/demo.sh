@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # The end-to-end revocation demo on local servers. Idempotent: brings up (or
-# reuses) the local stack, builds, plays the story, and leaves the stack running.
+# reuses) the local stack, builds, plays the story from a clean slate (its own
+# schemas and topic prefix), and leaves everything running.
+#   scripts/demo.sh [--records N]    play it
+#   scripts/demo.sh --down           stop the demo's processes and the stack
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH=/opt/swift/usr/bin:$PATH
+fi
+
+if [ "${1:-}" = "--down" ]; then
+    bin=$(swift build --show-bin-path 2>/dev/null || true)
+    if [ -x "$bin/rescind" ]; then "$bin/rescind" demo --down --root "$ROOT"; fi
+    scripts/stack.sh down
+    exit 0
+fi
+
 scripts/stack.sh up
-echo
-echo "The local stack is up (addresses above, also in .stack/env)."
-echo "The services and the revocation story arrive with the grant service, device"
-echo "agent and audit service; until then this command only prepares the stack."
-echo "Stop it with: scripts/stack.sh down"
+# shellcheck disable=SC1091
+source .stack/env
+echo "[demo] building (the first build takes a few minutes)"
+swift build
+bin=$(swift build --show-bin-path)
+exec "$bin/rescind" demo --root "$ROOT" "$@"

@@ -18,5 +18,6 @@ struct Rescind: AsyncParsableCommand {
             MigrateCommand.self,
             StackCommand.self,
             KeysCommand.self,
+            DemoCommand.self,
         ])
 }
