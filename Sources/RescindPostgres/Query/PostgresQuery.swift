@@ -53,6 +53,13 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql += "$\(bindings.count)"
         }
 
+        /// Binds an optional as the next `$n` parameter: NULL for `nil`. (Spelled out so the
+        /// compiler does not mistake it for printing an optional into a string.)
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
+            bindings.append(value)
+            sql += "$\(bindings.count)"
+        }
+
         /// Inserts a double-quoted identifier (schema, table, column, channel), case preserved.
         public mutating func appendInterpolation(identifier: String) {
             sql += quoteIdentifier(identifier)
