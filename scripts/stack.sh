@@ -19,7 +19,7 @@ PG_USER=rescind
 PG_PASSWORD=rescind
 PG_DATABASE=rescind
 PG_BIN=${RESCIND_PG_BIN:-/usr/lib/postgresql/15/bin}
-APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client)
+APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium)
 
 say() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }

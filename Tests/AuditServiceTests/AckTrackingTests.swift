@@ -107,8 +107,10 @@ import Testing
             let adultC = UUID()
             let phone = TestFamily.Device(userID: adultC), laptop = TestFamily.Device(userID: emma.ownerUserID)
             let revocation = emma.revocation(of: adultC, devices: [phone, laptop])
-            try await bed.publish(revocation)
+            // The laptop's ack goes first, so it is applied with the event, well before the deadline.
             try await bed.publish(TestFamily.ack(laptop, for: revocation), signedBy: laptop.key)
+            try await bed.eventually("held") { try await bed.count("SELECT count(*) FROM pending_acks") == 1 }
+            try await bed.publish(revocation)
 
             let overdue = try await bed.notifications(count: 1)
             #expect(overdue.first?.kind == .ackOverdue)

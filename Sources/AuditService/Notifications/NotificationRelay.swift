@@ -41,6 +41,8 @@ struct NotificationRelay: Service {
             // Ends the loop after the batch in flight was delivered and marked.
             wake.finish()
         }
+        // What the last handled messages concluded goes out before the producer closes.
+        await publishPending()
         await producer.shutdown()
     }
 

@@ -105,7 +105,14 @@ final class AuditTestBed: Sendable {
 
     /// The first `count` notifications on `audit_notifications`, each verified with the audit key.
     func notifications(count: Int, timeout: Duration = .seconds(20)) async throws -> [AuditNotification] {
-        let auditKey = service.auditKey
+        try await Self.notifications(
+            count: count, cluster: cluster, topicPrefix: topicPrefix, auditKey: service.auditKey, timeout: timeout)
+    }
+
+    static func notifications(
+        count: Int, cluster: DevelopmentCluster, topicPrefix: String, auditKey: Ed25519.PublicKey,
+        timeout: Duration = .seconds(20)
+    ) async throws -> [AuditNotification] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-reader"),
             subscription: .partitions(
@@ -114,7 +121,7 @@ final class AuditTestBed: Sendable {
                 }),
             logger: AuditServiceHarness.logger)
         defer { Task { await consumer.close() } }
-        return try await Self.withDeadline(timeout, "\(count) notification(s)") {
+        return try await withDeadline(timeout, "\(count) notification(s)") {
             var received: [AuditNotification] = []
             for try await message in consumer.messages {
                 let verified = try SignedMessage<AuditNotification>.verified(

@@ -1,0 +1,98 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+import Testing
+
+/// The monitoring page in a real headless browser (Debian's Chromium): it loads,
+/// shows a revocation created by the test, and follows the acks over the event
+/// stream without reloading.
+@Suite struct MonitoringPageTests {
+    /// Rows of the revocation table as the page rendered them.
+    static let rowsExpression = """
+        JSON.stringify([...document.querySelectorAll('#revocations tr[data-event-id]')].map(row => ({
+          event: row.dataset.eventId, state: row.dataset.state,
+          timing: row.querySelector('.timing').textContent,
+          devices: Object.fromEntries([...row.querySelectorAll('li[data-device-id]')]
+            .map(item => [item.dataset.deviceId, item.dataset.state]))
+        })))
+        """
+
+    struct Row {
+        let event: UUID
+        let state: String
+        let timing: String
+        let devices: [UUID: String]
+    }
+
+    static func rows(_ text: String) -> [Row] {
+        struct Rendered: Decodable {
+            let event: UUID
+            let state: String
+            let timing: String
+            let devices: [String: String]
+        }
+        let rendered = (try? JSONDecoder().decode([Rendered].self, from: Data(text.utf8))) ?? []
+        return rendered.map { row in
+            Row(
+                event: row.event, state: row.state, timing: row.timing,
+                devices: Dictionary(uniqueKeysWithValues: row.devices.compactMap { key, value in
+                    UUID(uuidString: key).map { ($0, value) }
+                }))
+        }
+    }
+
+    @Test(.enabled(if: HeadlessChromium.executable != nil, "chromium is not installed: apt-get install -y chromium"))
+    func thePageShowsARevocationAndFollowsItsAcksLive() async throws {
+        try await AuditTestBed.with { bed in
+            let emma = TestFamily()
+            let adultC = UUID()
+            let phone = TestFamily.Device(userID: adultC), laptop = TestFamily.Device(userID: emma.ownerUserID)
+            let revocation = emma.revocation(of: adultC, devices: [phone, laptop])
+            try await bed.publish(revocation)
+            try await bed.eventually("tracked") { try await bed.deviceStates(revocation.eventID).count == 2 }
+
+            let browser = try await HeadlessChromium(url: bed.service.baseURL)
+            defer { browser.quit() }
+            func row(_ condition: @escaping (Row) -> Bool) async throws -> Row {
+                let text = try await browser.waitFor(Self.rowsExpression, as: String.self) { text in
+                    Self.rows(text).contains { $0.event == revocation.eventID && condition($0) }
+                }
+                return Self.rows(text).first { $0.event == revocation.eventID }!
+            }
+
+            // Loaded from the snapshot: the revocation, both devices pending, stream live.
+            let loaded = try await row { $0.devices.count == 2 }
+            #expect(loaded.state == "open")
+            #expect(loaded.devices == [phone.id: "pending", laptop.id: "pending"])
+            _ = try await browser.waitFor("document.getElementById('connection').dataset.state", as: String.self) {
+                $0 == "live"
+            }
+            _ = try await browser.evaluate("window.loadedOnce = 'yes'")
+
+            // One ack: that device's state changes, the revocation stays open.
+            try await bed.publish(TestFamily.ack(phone, for: revocation), signedBy: phone.key)
+            let partly = try await row { $0.devices[phone.id] == "applied" }
+            #expect(partly.state == "open" && partly.devices[laptop.id] == "pending")
+
+            // The last ack completes it, with its timing.
+            try await bed.publish(TestFamily.ack(laptop, for: revocation, outcome: .alreadyApplied), signedBy: laptop.key)
+            let done = try await row { $0.state == "completed" }
+            #expect(done.devices == [phone.id: "applied", laptop.id: "already_applied"])
+            #expect(done.timing.hasSuffix(" ms"))
+
+            // An overdue device and a forged ack appear in their lists.
+            let stale = emma.revocation(
+                of: adultC, devices: [TestFamily.Device(userID: adultC)], version: 3, at: Date(timeIntervalSinceNow: -3600))
+            try await bed.publish(stale)
+            _ = try await browser.waitFor(
+                "document.querySelector('#alerts li[data-event-id=\"\(stale.eventID.uuidString)\"]') !== null",
+                as: Bool.self) { $0 }
+            try await bed.publish(TestFamily.ack(phone, for: revocation), signedBy: Ed25519.PrivateKey())
+            _ = try await browser.waitFor(
+                "document.querySelector('#rejections li[data-reason=\"bad_signature\"]') !== null", as: Bool.self) { $0 }
+
+            // All of it without a reload.
+            #expect(try await browser.evaluate("window.loadedOnce") as? String == "yes")
+        }
+    }
+}

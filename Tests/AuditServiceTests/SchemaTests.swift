@@ -1,0 +1,81 @@
+import Foundation
+import RescindCrypto
+import RescindKafka
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+/// Every message type on the topics has a JSON Schema in `schemas/`, and what the
+/// services actually publish conforms to it.
+@Suite struct SchemaTests {
+    static func expectConforms(_ data: Data?, to schema: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let problems = try JSONSchemaValidator.load(schema).problems(try #require(data))
+        #expect(problems.isEmpty, "\(schema): \(problems)", sourceLocation: sourceLocation)
+    }
+
+    @Test func thereIsASchemaForEveryMessageTypeAndTheValidatorRejectsViolations() throws {
+        for schema in [
+            RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
+        ] {
+            _ = try JSONSchemaValidator.load(schema)
+        }
+        let validator = try JSONSchemaValidator.load(DeviceAck.schema)
+        let ack = TestFamily.ack(TestFamily.Device(userID: UUID()), for: TestFamily().revocation(of: UUID(), devices: []))
+        let good = try SignedMessage(
+            schema: DeviceAck.schema, signer: "device:\(ack.deviceID.uuidString.lowercased())", payload: ack,
+            key: Ed25519.PrivateKey()
+        ).encoded()
+        #expect(try validator.problems(good).isEmpty)
+        var object = try JSONSerialization.jsonObject(with: good) as! [String: Any]
+        var payload = object["payload"] as! [String: Any]
+        payload["outcome"] = "maybe"
+        payload.removeValue(forKey: "acked_at")
+        object["payload"] = payload
+        object["signer"] = "grant-service"
+        let problems = try validator.problems(try JSONSerialization.data(withJSONObject: object))
+        #expect(problems.count == 3, "\(problems)")
+    }
+
+    @Test func theGrantServicesMessagesConform() async throws {
+        try await GrantServiceHarness.with { grant in
+            let adultA = try await grant.user("Adult A"), adultC = try await grant.user("Adult C")
+            let (emma, fmk) = try await adultA.createFamilyMember()
+            _ = try await adultA.putRecord(emma, plaintext: Array("record".utf8), fmk: fmk, version: 1)
+            _ = try await adultA.grant(emma, to: adultC.keys.userID)
+            _ = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
+            for message in try await grant.messages(.accessEvents, count: 2) {
+                try Self.expectConforms(message.value, to: AccessEvent.schema)
+            }
+            try Self.expectConforms(try await grant.messages(.revocationEvents, count: 1).first?.value, to: RevocationEvent.schema)
+            for message in try await grant.messages(.deviceCommands, count: 2) {
+                try Self.expectConforms(message.value, to: DeviceCommand.schema)
+            }
+        }
+    }
+
+    @Test func everyKindOfAuditNotificationConforms() async throws {
+        try await AuditTestBed.with({ $0.tracking.ackDeadline = .seconds(1) }) { bed in
+            let emma = TestFamily()
+            let adultC = UUID()
+            let phone = TestFamily.Device(userID: adultC), laptop = TestFamily.Device(userID: emma.ownerUserID)
+            let revocation = emma.revocation(of: adultC, devices: [phone, laptop])
+            try await bed.publish(revocation)
+            try await bed.publish(TestFamily.ack(phone, for: revocation, outcome: .failed, error: "disk full"), signedBy: phone.key)
+            try await bed.publishRaw(.deviceAcks, key: nil, value: Data("garbage".utf8))
+            // The laptop misses the deadline; then both succeed.
+            try await bed.eventually("overdue") { try await bed.deviceStates(revocation.eventID)[laptop.id] == "overdue" }
+            try await bed.publish(TestFamily.ack(phone, for: revocation), signedBy: phone.key)
+            try await bed.publish(TestFamily.ack(laptop, for: revocation), signedBy: laptop.key)
+            try await bed.eventually("completed") {
+                try await bed.count("SELECT count(*) FROM revocations WHERE completed_at IS NOT NULL") == 1
+            }
+            let envelopes = try await bed.withConnection { connection in
+                try await connection.query("SELECT kind, envelope FROM notification_outbox").map {
+                    try $0.decode(String.self, Data.self)
+                }
+            }
+            #expect(Set(envelopes.map(\.0)) == Set(AuditNotification.Kind.allCases.map(\.rawValue)))
+            for (_, envelope) in envelopes { try Self.expectConforms(envelope, to: AuditNotification.schema) }
+        }
+    }
+}
