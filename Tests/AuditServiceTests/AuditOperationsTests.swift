@@ -1,0 +1,75 @@
+import AuditService
+import Foundation
+import RescindProtocol
+import Testing
+
+/// Health, readiness, metrics, configuration, and a graceful shutdown that commits offsets.
+@Suite struct AuditOperationsTests {
+    @Test func healthReadinessAndMetrics() async throws {
+        try await AuditTestBed.with { bed in
+            #expect(try await bed.get("/health").status == 200)
+            let ready = try await bed.get("/ready")
+            #expect(ready.status == 200 && String(decoding: ready.body, as: UTF8.self).contains("ready"))
+            let key = try CanonicalJSON.decode(ServiceKeyResponse.self, from: try await bed.get("/v1/service-key").body)
+            #expect([UInt8](key.signingPublicKey) == bed.service.auditKey.rawRepresentation)
+            let missing = try await bed.get("/v1/revocations/\(UUID())")
+            #expect(missing.status == 404)
+            #expect(try CanonicalJSON.decode(APIErrorBody.self, from: missing.body).error.code == "not_found")
+
+            let emma = TestFamily()
+            let phone = TestFamily.Device(userID: UUID())
+            try await bed.publish(emma.revocation(of: phone.userID, devices: [phone]))
+            try await bed.eventually("the pending gauge") {
+                String(decoding: try await bed.get("/metrics").body, as: UTF8.self).contains("rescind_audit_pending_acks 1")
+            }
+            let metrics = String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
+            for line in [
+                #"rescind_audit_messages_consumed_total{topic="revocation_events"} 1"#,
+                "rescind_audit_overdue_acks 0", "rescind_audit_open_revocations 1", "rescind_audit_log_entries_total 1",
+                "# TYPE rescind_audit_commit_to_last_ack_seconds histogram",
+                #"rescind_audit_consumer_lag_seconds{topic="revocation_events"}"#,
+            ] {
+                #expect(metrics.contains(line), "\(line)")
+            }
+        }
+    }
+
+    @Test func aGracefulShutdownCommitsWhatWasHandled() async throws {
+        try await AuditTestBed.with { bed in
+            let emma = TestFamily()
+            for _ in 0..<5 { try await bed.publish(emma.accessEvent(.accessGranted, target: UUID())) }
+            try await bed.eventually("five entries") { try await bed.count("SELECT count(*) FROM audit_log") == 5 }
+            try await bed.restart()
+            try await bed.publish(emma.accessEvent(.accessRegranted, target: UUID()))
+            try await bed.eventually("the sixth entry", timeout: .seconds(30)) {
+                try await bed.count("SELECT count(*) FROM audit_log") == 6
+            }
+            // The new instance read only the new message: the old offsets were committed.
+            let metrics = String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"rescind_audit_messages_consumed_total{topic="access_events"} 1"#))
+        }
+    }
+
+    @Test func configurationComesFromTheEnvironment() throws {
+        let configuration = try AuditServiceConfiguration(environment: [
+            "RESCIND_AUDIT_PORT": "9090", "RESCIND_AUDIT_DB_SCHEMA": "audit_x", "RESCIND_TOPIC_PREFIX": "prod.",
+            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092", "RESCIND_GRANT_SERVICE_URL": "http://grant:8080",
+            "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": "120", "RESCIND_AUDIT_CONSUMER_GROUP": "audit-eu",
+        ])
+        #expect(configuration.http.port == 9090)
+        #expect(configuration.database.schema == "audit_x")
+        #expect(configuration.kafka.topicPrefix == "prod." && configuration.kafka.bootstrapServers == "kafka:9092")
+        #expect(configuration.kafka.consumerGroup == "audit-eu")
+        #expect(configuration.grantService.url == "http://grant:8080" && configuration.grantService.publicKey == nil)
+        #expect(configuration.tracking.ackDeadline == .seconds(120))
+
+        // Errors name the variable (ConfigurationError), never the value.
+        let noKey = #expect(throws: (any Error).self) { try AuditServiceConfiguration(environment: [:]) }
+        #expect("\(noKey.map { "\($0)" } ?? "")".hasPrefix("RESCIND_GRANT_SERVICE_PUBLIC_KEY"))
+        let badSchema = #expect(throws: (any Error).self) {
+            try AuditServiceConfiguration(environment: ["RESCIND_AUDIT_DB_SCHEMA": "x; DROP", "RESCIND_GRANT_SERVICE_URL": "http://g"])
+        }
+        let text = badSchema.map { "\($0)" } ?? ""
+        #expect(text.hasPrefix("RESCIND_AUDIT_DB_SCHEMA") && !text.contains("DROP"))
+    }
+}
