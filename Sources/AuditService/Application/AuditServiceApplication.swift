@@ -61,7 +61,7 @@ public enum AuditServiceApplication {
         let hub = EventStreamHub(
             pool: pool, database: database, pollInterval: configuration.notifications.pollInterval, logger: logger)
 
-        let router = Router(context: AuditRequestContext.self)
+        let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         OperationsController(pool: pool, metrics: metrics, serviceKey: signingKey.publicKey).addRoutes(to: router)
         AccessLogController(

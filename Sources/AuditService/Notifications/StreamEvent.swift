@@ -26,16 +26,3 @@ struct StreamEvent: Sendable {
         self.data = PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(payload)))
     }
 }
-
-/// A stream event as stored, with its position (the SSE `id`).
-struct StoredStreamEvent: Sendable {
-    var id: Int64
-    var kind: String
-    var familyMemberID: UUID?
-    var data: [UInt8]
-
-    /// The SSE wire form: `id`, `event` and one `data` line (JSON has no raw newlines).
-    var serverSentEvent: String {
-        "id: \(id)\nevent: \(kind)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
-    }
-}

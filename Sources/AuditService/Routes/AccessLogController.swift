@@ -11,7 +11,7 @@ struct AccessLogController {
 
     static let maxPageSize = 200
 
-    func addRoutes(to router: Router<AuditRequestContext>) {
+    func addRoutes(to router: Router<BasicRequestContext>) {
         let familyMember = router.group("v1/family-members/:familyMemberID")
         familyMember.get("access-log") { request, context in
             let familyMemberID = try context.parameters.require("familyMemberID", as: UUID.self)

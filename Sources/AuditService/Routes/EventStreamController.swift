@@ -8,7 +8,7 @@ import ServiceLifecycle
 struct EventStreamController {
     let hub: EventStreamHub
 
-    func addRoutes(to router: Router<AuditRequestContext>) {
+    func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("v1/events") { request, _ in
             let familyMemberID = try request.uri.queryParameters["family_member_id"].map { text in
                 guard let id = UUID(uuidString: String(text)) else { throw APIError.badRequest("family_member_id must be a UUID") }

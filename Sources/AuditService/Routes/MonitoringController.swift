@@ -31,7 +31,7 @@ struct MonitoringController {
         let rejections: [RejectedMessage]
     }
 
-    func addRoutes(to router: Router<AuditRequestContext>) {
+    func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("v1/revocations") { request, _ in
             let familyMemberID = try Self.uuid(request, "family_member_id")
             let limit = try AccessLogController.integer(request, "limit", default: 50, range: 1...500)

@@ -15,7 +15,7 @@ struct OperationsController {
         let status: String
     }
 
-    func addRoutes(to router: Router<AuditRequestContext>) {
+    func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("health") { _, _ in try Response.json(Status(status: "ok")) }
         router.get("ready") { _, _ in
             do {

@@ -100,11 +100,12 @@ final class AuditServiceHarness: Sendable {
 
     /// Drops the schema and the key file.
     func dropState() async {
-        try? await withConnection { try await $0.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE") }
+        _ = try? await withConnection { try await $0.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE") }
         try? FileManager.default.removeItem(
             at: URL(fileURLWithPath: configuration.signingKeyFile).deletingLastPathComponent())
     }
 
+    @discardableResult
     func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var database = try PostgresConfiguration(url: configuration.database.url)
         database.searchPath = [schema]

@@ -146,6 +146,7 @@ final class AuditTestBed: Sendable {
         }
     }
 
+    @discardableResult
     func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await service.withConnection(body)
     }

@@ -1,18 +1,5 @@
-import Foundation
 import Hummingbird
 import RescindProtocol
-
-/// Per-request state: the caller once `OwnerAuthenticator` confirmed them.
-struct AuditRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    /// The grant-service user the bearer token belongs to.
-    var userID: UUID?
-
-    init(source: ApplicationRequestContextSource) {
-        self.coreContext = .init(source: source)
-        self.userID = nil
-    }
-}
 
 extension Response {
     /// A JSON response in Rescind's conventions (sorted keys, RFC 3339 ms dates, base64 bytes).

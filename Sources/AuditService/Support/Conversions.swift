@@ -1,0 +1,20 @@
+import Foundation
+
+extension UUID {
+    var bytes: [UInt8] {
+        withUnsafeBytes(of: uuid) { Array($0) }
+    }
+}
+
+extension FixedWidthInteger {
+    var bigEndianBytes: [UInt8] {
+        withUnsafeBytes(of: bigEndian) { Array($0) }
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
