@@ -1,0 +1,137 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindPostgres
+
+/// 2. A whole revocation through the grant service's API, as the owner's client runs it
+/// (`UserSession.revoke`: begin → download → re-encrypt on all cores → batched upload →
+/// commit), against a binary COPY of the same bytes into a table shaped like `records`.
+enum CommitBench {
+    /// The parts of one revocation, from the client's progress reports.
+    private enum Step: String, CaseIterable {
+        case begin, download, reencrypt = "re-encrypt", upload, commit
+    }
+
+    private struct Run {
+        var total: Double
+        var steps: [Step: Double]
+        var copy: Double
+        /// CPU seconds the owner's client (this process) and the grant service used.
+        var clientCPU: Double
+        var serviceCPU: Double
+    }
+
+    static func run(stack: BenchStack, options: BenchOptions, report: BenchReport) async throws {
+        report.begin("2. Revocation commit through the grant service API (\(options.recordBytes)-byte records)")
+        let owner = try await stack.register("Commit owner")
+        let (baselineFamilyMember, _) = try await owner.createFamilyMember()
+        try await stack.withConnection { connection in
+            try await connection.executeScript(
+                """
+                CREATE TABLE bench_copy (LIKE records INCLUDING ALL,
+                    FOREIGN KEY (family_member_id, fmk_version)
+                        REFERENCES family_members (family_member_id, current_fmk_version) DEFERRABLE INITIALLY DEFERRED);
+                ALTER TABLE bench_copy SET (toast_tuple_target = 8160);
+                """)
+        }
+
+        var medians: [(size: Int, project: Double, copy: Double)] = []
+        for size in options.commitSizes {
+            let runs = size > 10_000 ? min(options.largeCommitRuns, options.runs) : options.runs
+            var grantees: [UUID] = []
+            for index in 0..<runs {
+                let grantee = try await stack.register("Commit grantee \(size)-\(index)")
+                grantees.append(grantee.keys.userID)
+            }
+            let seeded = try await RecordSeeder.seed(stack, owner: owner, count: size, byteCount: options.recordBytes)
+            for grantee in grantees { try await owner.grant(seeded.familyMemberID, to: grantee) }
+
+            var results: [Run] = []
+            for (index, grantee) in grantees.enumerated() {
+                let result = try await measure(
+                    owner: owner, seeded: seeded, revoking: grantee, baselineFamilyMember: baselineFamilyMember,
+                    stack: stack, options: options)
+                results.append(result)
+                let phases = Step.allCases.map { "\($0.rawValue) \(Format.duration(result.steps[$0] ?? .nan))" }
+                BenchReport.log(
+                    "\(size) records, run \(index + 1): revocation \(Format.duration(result.total)) "
+                        + "(\(Format.grouped(Double(size) / result.total)) records/s; \(phases.joined(separator: ", ")); "
+                        + String(format: "CPU: client %.2f s, grant service %.2f s); ", result.clientCPU, result.serviceCPU)
+                        + "raw COPY \(Format.duration(result.copy)) (\(Format.grouped(Double(size) / result.copy)) records/s)")
+            }
+            let project = Statistics.median(results.map(\.total))
+            let copy = Statistics.median(results.map(\.copy))
+            medians.append((size, project, copy))
+            report.add(
+                "\(Format.grouped(Double(size))) records (median of \(runs))", project: .rate(Double(size) / project, "records"),
+                baseline: .rate(Double(size) / copy, "records"))
+            let phaseText = Step.allCases.map { step in
+                "\(step.rawValue) \(Format.duration(Statistics.median(results.compactMap { $0.steps[step] })))"
+            }
+            report.note(
+                "\(Format.grouped(Double(size))) records: total \(Format.duration(project)) = \(phaseText.joined(separator: " + ")); "
+                    + String(
+                        format: "CPU time: owner's client %.2f s, grant service %.2f s (the rest of the wall time: PostgreSQL, waits)",
+                        Statistics.median(results.map(\.clientCPU)), Statistics.median(results.map(\.serviceCPU))))
+        }
+        for (previous, next) in zip(medians, medians.dropFirst()) {
+            let growth = next.project / previous.project
+            report.add(
+                "time growth \(Format.grouped(Double(previous.size))) → \(Format.grouped(Double(next.size))) records",
+                project: String(format: "%.1f× (%.0f µs/record → %.0f µs/record)", growth,
+                    previous.project / Double(previous.size) * 1e6, next.project / Double(next.size) * 1e6),
+                baseline: String(format: "%.1f× (COPY)", next.copy / previous.copy),
+                ratio: String(format: "linear = %.0f×", Double(next.size) / Double(previous.size)))
+        }
+        report.note(
+            "Baseline: one binary COPY (RescindPostgres.copyFrom) of the same nonce/ciphertext/tag bytes into `bench_copy` "
+                + "(LIKE records INCLUDING ALL + the same deferred foreign key and TOAST settings), in one transaction, "
+                + "truncated before each run. The revocation moves the bytes more than once: download (JSON), upload (JSON) "
+                + "into the staging table, then the commit's UPDATE from staging into `records`. Upload batch: \(options.uploadBatch) records.")
+    }
+
+    private static func measure(
+        owner: UserSession, seeded: SeededFamilyMember, revoking grantee: UUID, baselineFamilyMember: UUID,
+        stack: BenchStack, options: BenchOptions
+    ) async throws -> Run {
+        let marks = Locked<[RevocationProgress.Phase: ContinuousClock.Instant]>([:])
+        let clientCPU = ProcessMemory.cpuSeconds() ?? 0
+        let serviceCPU = ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0
+        let start = ContinuousClock.now
+        let committed = try await owner.revoke(seeded.familyMemberID, user: grantee, uploadBatchSize: options.uploadBatch) { progress in
+            let now = ContinuousClock.now
+            marks.withLock { marks in
+                if marks[progress.phase] == nil { marks[progress.phase] = now }
+            }
+        }
+        let total = Timing.seconds(ContinuousClock.now - start)
+        let clientUsed = (ProcessMemory.cpuSeconds() ?? 0) - clientCPU
+        let serviceUsed = (ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0) - serviceCPU
+        guard committed.recordsReencrypted == seeded.recordIDs.count else {
+            throw BenchError("the revocation re-encrypted \(committed.recordsReencrypted) of \(seeded.recordIDs.count) records")
+        }
+        let instants = marks.current
+        var steps: [Step: Double] = [:]
+        if let first = instants[.downloading] { steps[.begin] = Timing.seconds(first - start) }
+        let order: [(Step, RevocationProgress.Phase, RevocationProgress.Phase)] = [
+            (.download, .downloading, .reencrypting), (.reencrypt, .reencrypting, .uploading),
+            (.upload, .uploading, .committing), (.commit, .committing, .committed),
+        ]
+        for (step, from, to) in order {
+            if let start = instants[from], let end = instants[to] { steps[step] = Timing.seconds(end - start) }
+        }
+
+        let copy = try await stack.withConnection { connection in
+            try await connection.execute("TRUNCATE bench_copy")
+            let (_, seconds) = try await Timing.measure {
+                try await connection.transaction { connection in
+                    try await RecordSeeder.copy(
+                        ids: seeded.recordIDs, boxes: seeded.boxes, familyMemberID: baselineFamilyMember, into: "bench_copy",
+                        on: connection)
+                }
+            }
+            return seconds
+        }
+        return Run(total: total, steps: steps, copy: copy, clientCPU: clientUsed, serviceCPU: serviceUsed)
+    }
+}

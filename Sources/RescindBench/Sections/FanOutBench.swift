@@ -1,0 +1,186 @@
+import DeviceAgent
+import Foundation
+import Logging
+import RescindClient
+import RescindProtocol
+
+/// 3. Fan-out latency: from the owner's commit request to the last device's ack on the
+/// broker, with 1, 10 and 50 device agents each caching the family member's records; one
+/// device (the revoked user's) erases, the others rotate. Split into parts for the device
+/// that acked last, and followed to the audit service's completion notice.
+enum FanOutBench {
+    struct Sample {
+        var total: Double
+        var commitCall: Double
+        var commitToBroker: Double
+        var brokerToAgent: Double
+        var agentWork: Double
+        var ackToBroker: Double
+        var lastAckToAudit: Double?
+        var auditCommitToLastAck: Double?
+    }
+
+    static func run(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
+        report.begin(
+            "3. Fan-out latency: commit → last device ack (\(options.recordsPerAgent) cached records per agent, "
+                + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds))")
+        let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
+        for count in options.agentCounts {
+            try await run(agents: count, stack: stack, ledger: ledger, options: options, report: report, logger: logger)
+        }
+        await ledger.stop()
+        report.note(
+            "Total = the last ack's publish time (Kafka create time) − the moment the owner's client sent the commit request; "
+                + "it includes the commit transaction itself (\"commit call\"). Parts are those of the device that acked last: "
+                + "commit → command published (commit transaction, NOTIFY, outbox relay), command → agent starts (consumer fetch, "
+                + "inbox), agent work (DeviceAck.duration_ms: download + re-key of the cache, or erasure), ack written → published "
+                + "(ack outbox, producer linger 5 ms). Audit = its `revocation_completed` notice's publish time − the last ack's.")
+        report.note(
+            "Tuned: every agent's command consumer (and the bench's own topic reader) runs with fetch.wait.max.ms = "
+                + "\(options.fetchWaitMilliseconds) instead of librdkafka's 500 (the development broker answers a waiting fetch "
+                + "only when it expires). The audit service's consumer keeps 500 ms: its configuration reads no consumer "
+                + "properties from the environment, so ack → audit completion carries up to one 500 ms fetch wait.")
+    }
+
+    private static func run(
+        agents count: Int, stack: BenchStack, ledger: EventLedger, options: BenchOptions, report: BenchReport, logger: Logger
+    ) async throws {
+        // Devices: `rotating` spread over the owner and up to four other grantees; the revoked
+        // user's one device erases (with a single agent, the revoked user has no device).
+        let rotating = count == 1 ? 1 : count - 1
+        let holders = min(5, rotating)
+        let owner = try await stack.user("Fan-out owner \(count)")
+        var users = [owner]
+        for index in 1..<holders { users.append(try await stack.user("Fan-out grantee \(count)-\(index)")) }
+        let revoked = try await stack.user("Fan-out revoked \(count)")
+        var identities: [AgentIdentity] = []
+        for index in 0..<rotating {
+            let user = users[index % holders]
+            identities.append(index < holders ? user.firstDevice : try await user.addDevice("agent \(index)"))
+        }
+        if count == 1 {
+            try await revoked.retireFirstDevice()
+        } else {
+            identities.append(revoked.firstDevice)
+        }
+
+        let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: options.recordsPerAgent, byteCount: options.recordBytes)
+        for user in users.dropFirst() + [revoked] { try await owner.session.grant(seeded.familyMemberID, to: user.userID) }
+        let (fleet, startup) = try await Timing.measure {
+            try await AgentFleet.start(identities, stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
+        }
+        BenchReport.log("\(count) agents: enrolled and synced \(options.recordsPerAgent) records each in \(Format.duration(startup))")
+        for member in fleet.members {
+            let held = try await member.agent.status().familyMembers.first { $0.familyMemberID == seeded.familyMemberID }
+            guard held?.records == options.recordsPerAgent else {
+                throw BenchError("agent \(member.identity.deviceID) holds \(held?.records ?? 0) records after its first sync")
+            }
+        }
+        let revokedAgent = fleet.member(revoked.firstDevice.deviceID)
+
+        var samples: [Sample] = []
+        var incomplete = 0
+        // The first revocation also waits for every agent's consumer group to form (3 s).
+        for iteration in 0...options.revocations {
+            let sample = try await revokeOnce(
+                owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
+                devices: identities.count, ledger: ledger, options: options)
+            guard let sample else {
+                incomplete += 1
+                BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
+                continue
+            }
+            if iteration > 0 { samples.append(sample) }
+            BenchReport.log(
+                "\(count) agents, revocation \(iteration)\(iteration == 0 ? " (warm-up)" : ""): total \(Format.duration(sample.total)) = "
+                    + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
+                    + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
+                    + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")")
+        }
+        let idleCPU = await idleCPUShare(seconds: 3)
+        await fleet.stop()
+
+        let totals = samples.map(\.total)
+        func p(_ values: [Double]) -> String {
+            guard !values.isEmpty else { return "n/a" }
+            return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
+        }
+        let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 2 s (target, 50 agents)"
+        report.add(
+            "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
+            project: p(totals), baseline: count == 1 ? "—" : target)
+        let parts = [
+            ("commit → command published", samples.map(\.commitToBroker)),
+            ("command → agent starts", samples.map(\.brokerToAgent)),
+            ("agent work", samples.map(\.agentWork)),
+            ("ack → published", samples.map(\.ackToBroker)),
+        ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
+        report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
+        report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
+        let audit = samples.compactMap(\.lastAckToAudit)
+        report.add(
+            "… last ack → audit completion p50 / p95 / p99 (\(audit.count) of \(samples.count))", project: p(audit))
+        let auditView = samples.compactMap(\.auditCommitToLastAck)
+        if !auditView.isEmpty {
+            report.add(
+                "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
+                project: Format.duration(Statistics.median(auditView)))
+        }
+        if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
+        report.note(
+            "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
+                + String(format: "%.0f%%", idleCPU * 100) + " of one core together (consumer fetch polling included).")
+    }
+
+    /// Revokes, waits for every ack (and the audit notice), then re-grants the revoked user and
+    /// re-syncs their device for the next round. `nil` when some device did not ack in time.
+    private static func revokeOnce(
+        owner: BenchUser, revoked: BenchUser, revokedAgent: AgentFleet.Member?, familyMemberID: UUID, devices: Int,
+        ledger: EventLedger, options: BenchOptions
+    ) async throws -> Sample? {
+        let marks = Locked<[RevocationProgress.Phase: Date]>([:])
+        let committed = try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) {
+            progress in
+            let now = Date()
+            marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
+        }
+        guard committed.devicesNotified == devices else {
+            throw BenchError("the commit notified \(committed.devicesNotified) devices, expected \(devices)")
+        }
+        let acks = await ledger.waitForAcks(committed.eventID, count: devices, timeout: .seconds(60))
+        _ = await Timing.wait(timeout: .seconds(5)) { ledger.completion(of: committed.eventID) != nil }
+
+        try await owner.session.grant(familyMemberID, to: revoked.userID)
+        try await revokedAgent?.agent.selfHeal()
+        try? await Task.sleep(for: .milliseconds(100))
+
+        guard acks.count == devices, let last = acks.values.max(by: { $0.publishedAt < $1.publishedAt }),
+            let sent = marks.current[.committing], let answered = marks.current[.committed]
+        else { return nil }
+        for ack in acks.values where ack.ack.outcome == .failed {
+            throw BenchError("device \(ack.ack.deviceID) failed its command: \(ack.ack.error ?? "")")
+        }
+        let commandAt = ledger.commands(of: committed.eventID)[last.ack.deviceID] ?? sent
+        let work = Double(last.ack.durationMs) / 1000
+        let started = last.ack.ackedAt.addingTimeInterval(-work)
+        let completion = ledger.completion(of: committed.eventID)
+        return Sample(
+            total: last.publishedAt.timeIntervalSince(sent),
+            commitCall: answered.timeIntervalSince(sent),
+            commitToBroker: commandAt.timeIntervalSince(sent),
+            brokerToAgent: started.timeIntervalSince(commandAt),
+            agentWork: work,
+            ackToBroker: last.publishedAt.timeIntervalSince(last.ack.ackedAt),
+            lastAckToAudit: completion.map { $0.publishedAt.timeIntervalSince(last.publishedAt) },
+            auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 })
+    }
+
+    /// CPU this process uses while idle, as a share of one core.
+    static func idleCPUShare(seconds: Double) async -> Double {
+        let before = ProcessMemory.cpuSeconds() ?? 0
+        let start = ContinuousClock.now
+        try? await Task.sleep(for: .seconds(seconds))
+        let elapsed = Timing.seconds(ContinuousClock.now - start)
+        return ((ProcessMemory.cpuSeconds() ?? 0) - before) / elapsed
+    }
+}

@@ -1,0 +1,76 @@
+import DeviceAgent
+import Foundation
+import Logging
+import RescindClient
+
+/// 5. Peak resident memory (VmHWM) of each component in its own process: the grant and
+/// audit services over the whole run, and a `rescind-agent` process that syncs
+/// `agentMemoryRecords` records and then rotates them all once.
+enum MemoryBench {
+    static func agent(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
+        report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status)")
+        let records = options.agentMemoryRecords
+        let owner = try await stack.user("Memory owner")
+        let holder = try await stack.user("Memory device user")
+        let revoked = try await stack.user("Memory revoked")
+        try await revoked.retireFirstDevice()
+        let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: records, byteCount: options.recordBytes)
+        try await owner.session.grant(seeded.familyMemberID, to: holder.userID)
+        try await owner.session.grant(seeded.familyMemberID, to: revoked.userID)
+
+        let identity = holder.firstDevice
+        let configuration = try AgentFleet.configuration(for: identity, stack: stack, fetchWaitMilliseconds: nil)
+        try await DeviceEnrollment.install(
+            userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
+        guard case .keyFile(let keyFile) = configuration.unlock else { throw BenchError("agent configuration without a key file") }
+        let process = try ChildProcess(
+            name: "agent", executable: try BenchStack.executableDirectory().appendingPathComponent("rescind-agent"),
+            arguments: ["run"],
+            environment: [
+                "RESCIND_AGENT_DATA_DIR": configuration.dataDirectory,
+                "RESCIND_AGENT_GRANT_SERVICE_URL": stack.grantURL.absoluteString,
+                "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(stack.serviceKey.rawRepresentation).base64EncodedString(),
+                "RESCIND_AGENT_KEY_FILE": keyFile,
+                "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers,
+                "RESCIND_TOPIC_PREFIX": stack.topicPrefix,
+                "RESCIND_AGENT_LOG_LEVEL": "warning",
+            ],
+            logDirectory: stack.workDirectory)
+        let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
+        defer { Task { await ledger.stop() } }
+
+        let syncStart = ContinuousClock.now
+        let synced = try await Timing.wait(timeout: .seconds(300), interval: .milliseconds(200)) {
+            guard process.isRunning else { throw BenchError("rescind-agent exited:\n\(process.logTail())") }
+            let status = try? await AgentStatus.read(configuration: configuration)
+            return status?.familyMembers.first { $0.familyMemberID == seeded.familyMemberID }?.records == records
+        }
+        guard synced else { throw BenchError("rescind-agent did not sync \(records) records:\n\(process.logTail())") }
+        let syncSeconds = Timing.seconds(ContinuousClock.now - syncStart)
+        let afterSync = process.peakResident
+
+        let committed = try await owner.session.revoke(seeded.familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch)
+        let acks = await ledger.waitForAcks(committed.eventID, count: 1, timeout: .seconds(300))
+        guard let ack = acks[identity.deviceID]?.ack, ack.outcome == .applied else {
+            throw BenchError("rescind-agent did not apply the rotation:\n\(process.logTail())")
+        }
+        let afterRotation = process.peakResident
+        await process.stop()
+        BenchReport.log(
+            "agent process: synced \(records) records in \(Format.duration(syncSeconds)) (VmHWM \(Format.mebibytes(afterSync))), "
+                + "rotated them in \(ack.durationMs) ms (VmHWM \(Format.mebibytes(afterRotation)))")
+        report.add(
+            "device agent (`rescind-agent run`), \(Format.grouped(Double(records))) cached records, first sync + one rotation",
+            project: Format.mebibytes(afterRotation), baseline: "≤ 64 MiB (target)",
+            ratio: afterRotation.map { String(format: "%.2f of target", Double($0) / Double(64 << 20)) } ?? "—")
+    }
+
+    /// The services' peaks, read at the end of the run (VmHWM covers the process's whole life).
+    static func services(stack: BenchStack, report: BenchReport) {
+        report.add("grant service (`rescind-grant-service`), whole run", project: Format.mebibytes(stack.grant.peakResident))
+        report.add("audit service (`rescind-audit-service`), whole run", project: Format.mebibytes(stack.audit.peakResident))
+        report.add(
+            "bench process (owner clients, in-process agents, development broker)",
+            project: Format.mebibytes(ProcessMemory.peakResident()))
+    }
+}

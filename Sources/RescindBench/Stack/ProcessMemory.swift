@@ -1,0 +1,36 @@
+import Foundation
+
+/// Resident memory of a process from `/proc/<pid>/status` (Linux).
+enum ProcessMemory {
+    /// `VmHWM`: the peak resident set size since the process started, in bytes.
+    static func peakResident(pid: Int32? = nil) -> Int? {
+        field("VmHWM", pid: pid)
+    }
+
+    /// `VmRSS`: the resident set size now, in bytes.
+    static func resident(pid: Int32? = nil) -> Int? {
+        field("VmRSS", pid: pid)
+    }
+
+    private static func field(_ name: String, pid: Int32?) -> Int? {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let kibibytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+            return kibibytes.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// CPU time (user + system) the process has used so far, in seconds (`/proc/<pid>/stat`).
+    static func cpuSeconds(pid: Int32? = nil) -> Double? {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/stat"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+            let end = text.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name; utime and stime are fields 14 and 15 of the whole line.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}

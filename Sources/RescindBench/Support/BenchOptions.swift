@@ -1,0 +1,99 @@
+import Foundation
+
+/// Command-line options of `rescind-bench`. Every size has a default that fits this
+/// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
+struct BenchOptions: Sendable {
+    enum Section: String, CaseIterable, Sendable {
+        case crypto, commit, fanout, throughput, memory
+    }
+
+    var sections: [Section] = Section.allCases
+    /// Repetitions of each figure; the table quotes medians.
+    var runs = 5
+    /// Records in the re-encryption kernel runs.
+    var kernelRecords = 20_000
+    var recordBytes = 2048
+    var commitSizes = [1_000, 10_000, 100_000]
+    /// Repetitions of the commit figure for sizes above 10,000 (they take long).
+    var largeCommitRuns = 3
+    var uploadBatch = 500
+    var agentCounts = [1, 10, 50]
+    var recordsPerAgent = 500
+    /// Measured revocations per agent count (after one warm-up).
+    var revocations = 20
+    /// `fetch.wait.max.ms` of every consumer the bench creates (agents and its own tails).
+    var fetchWaitMilliseconds = 10
+    var sustainedWorkers = 8
+    var sustainedRevocationsPerWorker = 20
+    var smallFamilyMemberRecords = 50
+    var outboxEvents = 20_000
+    var agentMemoryRecords = 10_000
+    var databaseURL = ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"]
+        ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
+    var repositoryRoot = FileManager.default.currentDirectoryPath
+
+    static let usage = """
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory] [--runs N]
+                             [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
+                             [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
+                             [--outbox-events N] [--agent-memory-records N]
+        Run from the repository root (it reads migrations/ and starts the services built next to it).
+        RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
+        """
+
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        func value(_ name: String) throws -> String {
+            guard let next = remaining.popFirst() else { throw BenchError("\(name) needs a value\n\(Self.usage)") }
+            return next
+        }
+        func integer(_ name: String) throws -> Int {
+            guard let number = Int(try value(name)), number > 0 else { throw BenchError("\(name) needs a positive integer") }
+            return number
+        }
+        func integers(_ name: String) throws -> [Int] {
+            let list = try value(name).split(separator: ",").compactMap { Int($0) }
+            guard !list.isEmpty, list.allSatisfy({ $0 > 0 }) else { throw BenchError("\(name) needs positive integers, comma separated") }
+            return list
+        }
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick":
+                runs = 3
+                kernelRecords = 4_000
+                commitSizes = [1_000, 5_000]
+                largeCommitRuns = 2
+                agentCounts = [1, 5]
+                revocations = 5
+                sustainedWorkers = 4
+                sustainedRevocationsPerWorker = 3
+                outboxEvents = 2_000
+                agentMemoryRecords = 1_000
+            case "--sections":
+                sections = try value(argument).split(separator: ",").map { name in
+                    guard let section = Section(rawValue: String(name)) else { throw BenchError("unknown section \(name)") }
+                    return section
+                }
+            case "--runs": runs = try integer(argument)
+            case "--kernel-records": kernelRecords = try integer(argument)
+            case "--commit-sizes": commitSizes = try integers(argument)
+            case "--upload-batch": uploadBatch = try integer(argument)
+            case "--agents": agentCounts = try integers(argument)
+            case "--revocations": revocations = try integer(argument)
+            case "--fetch-wait-ms": fetchWaitMilliseconds = try integer(argument)
+            case "--outbox-events": outboxEvents = try integer(argument)
+            case "--agent-memory-records": agentMemoryRecords = try integer(argument)
+            case "--help", "-h": throw BenchError(Self.usage)
+            default: throw BenchError("unknown option \(argument)\n\(Self.usage)")
+            }
+        }
+    }
+
+    /// What the table header repeats, so a result always says how it was produced.
+    var summary: String {
+        "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
+            + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
+            + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) agent-memory-records=\(agentMemoryRecords)"
+    }
+}

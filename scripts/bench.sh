@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds Rescind in release mode and runs the benchmarks against the local stack.
+#
+#   scripts/bench.sh                      the full run of BENCHMARKS.md (about 15 minutes)
+#   scripts/bench.sh --quick              small sizes: checks the instrument in ~2 minutes
+#   scripts/bench.sh --sections crypto    any rescind-bench option (see --help)
+#
+# The raw output (measurements as they are taken, then the Markdown table) is kept in
+# bench-results/<UTC time>.txt. RESCIND_BENCH_SCRATCH picks the build directory
+# (default .build). The benchmarks start their own grant service, audit service, Kafka
+# development broker and agents; they need only PostgreSQL, which `stack.sh up` provides.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+SCRATCH=${RESCIND_BENCH_SCRATCH:-.build}
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH=/opt/swift/usr/bin:$PATH
+fi
+
+scripts/stack.sh up >&2
+eval "$(scripts/stack.sh env)"
+
+for product in rescind-grant-service rescind-audit-service rescind-agent rescind-bench; do
+    echo "[bench] building $product (release)" >&2
+    swift build -c release --scratch-path "$SCRATCH" --product "$product" >&2
+done
+
+mkdir -p bench-results
+output=bench-results/$(date -u +%Y-%m-%dT%H%M%SZ).txt
+echo "[bench] load average: $(cut -d' ' -f1-3 /proc/loadavg); raw output → $output" >&2
+"$SCRATCH/release/rescind-bench" "$@" | tee "$output"
