@@ -68,6 +68,20 @@ struct KeystoreTests {
         }
     }
 
+    @Test("a passphrase file (trailing newline ignored) opens the keystore; an open one is refused")
+    func passphraseFile() async throws {
+        try await TemporaryDirectory.with { directory in
+            let file = try directory.write("passphrase", Data("correct horse\n".utf8))
+            let path = directory.file("keystore.json")
+            let keystore = sampleKeystore()
+            try await keystore.write(to: path, unlock: .passphraseFile(file), cost: Self.cost)
+            #expect(roundTrips(keystore, try await Keystore.open(path: path, unlock: .passphrase("correct horse"))))
+            try FileManager.default.setAttributes([.posixPermissions: 0o604], ofItemAtPath: file)
+            let error = await #expect(throws: AgentError.self) { try await Keystore.open(path: path, unlock: .passphraseFile(file)) }
+            #expect(error?.code == .insecurePermissions)
+        }
+    }
+
     @Test("a key file or keystore readable by others refuses to open")
     func insecureFiles() async throws {
         try await TemporaryDirectory.with { directory in

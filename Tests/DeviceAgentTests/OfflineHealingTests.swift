@@ -20,11 +20,13 @@ struct OfflineHealingTests {
             try await owner.grant(member.id, to: revokedUser.keys.userID)
             let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
             let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
+            let ownerDevice = try await AgentTestKit.enrol(owner, on: service, name: "owner-agent")
             defer {
                 kept.directory.remove()
                 revoked.directory.remove()
+                ownerDevice.directory.remove()
             }
-            for device in [kept, revoked] { try await device.open().selfHeal() }
+            for device in [kept, revoked, ownerDevice] { try await device.open().selfHeal() }
 
             // Both devices are offline while the revocation (and a later record) happens.
             _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
@@ -56,6 +58,18 @@ struct OfflineHealingTests {
                 #expect(!bytes.contains(bytes: member.rawFMK))
                 for plaintext in member.records.values { #expect(!bytes.contains(bytes: plaintext)) }
             }
+
+            // The owner's own device unwraps its self-wrapped copy (master key) of v2.
+            let ownerAgent = try await ownerDevice.open()
+            try await ownerAgent.selfHeal()
+            #expect(try await ownerAgent.plaintexts(of: member.id) == expected)
+
+            // Granted again later: the device starts from the current state, at or above its floor.
+            try await owner.grant(member.id, to: revokedUser.keys.userID)
+            let regranted = try await revoked.open()
+            try await regranted.selfHeal()
+            #expect(try await regranted.plaintexts(of: member.id) == expected)
+            #expect(try await regranted.status().familyMembers.map(\.status) == ["active"])
         }
     }
 }

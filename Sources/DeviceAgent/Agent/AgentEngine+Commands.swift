@@ -53,14 +53,26 @@ extension AgentEngine {
         }
     }
 
-    /// Carries out every pending command, in arrival order.
-    /// - Throws: a transient `AgentError` (grant service unreachable or behind) to be
-    ///   retried later; the command stays pending. Storage failures.
+    /// Carries out every pending command, in arrival order per family member.
+    ///
+    /// A command that must wait for the grant service holds back only later commands of
+    /// its own family member: an erasure, which needs no network, never waits behind a
+    /// rotation that does.
+    /// - Throws: the first transient `AgentError` (grant service unreachable or behind)
+    ///   once everything else was done; those commands stay pending. Storage failures.
     func processPendingCommands() async throws {
         try await work.withLock {
-            for command in try await store.pendingCommands() {
-                try await process(command)
+            var waiting: Set<UUID> = []
+            var firstTransient: AgentError?
+            for command in try await store.pendingCommands() where !waiting.contains(command.familyMemberID) {
+                do {
+                    try await process(command)
+                } catch let error as AgentError where error.isTransient {
+                    waiting.insert(command.familyMemberID)
+                    firstTransient = firstTransient ?? error
+                }
             }
+            if let firstTransient { throw firstTransient }
         }
     }
 

@@ -23,7 +23,7 @@ public enum DeviceEnrollment {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
         let deviceKey = Ed25519.PrivateKey()
-        let session = try await FamilyMemberFetcher.mapErrors {
+        let session = try await GrantServiceCall.run {
             try await UserSession.register(
                 keys: keys, displayName: displayName, deviceName: deviceName, deviceKey: deviceKey,
                 baseURL: configuration.grantServiceURL)
@@ -42,7 +42,7 @@ public enum DeviceEnrollment {
         try refuseIfEnrolled(configuration)
         let client = GrantServiceClient(
             baseURL: configuration.grantServiceURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey))
-        let me = try await FamilyMemberFetcher.mapErrors { try await client.me() }
+        let me = try await GrantServiceCall.run { try await client.me() }
         guard me.user.userID == userKeys.userID,
             me.user.agreementPublicKey == Data(userKeys.agreementKey.publicKey.rawRepresentation)
         else {
@@ -79,7 +79,7 @@ public enum DeviceEnrollment {
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
             baseURL: configuration.grantServiceURL)
         let deviceKey = Ed25519.PrivateKey()
-        let added = try await FamilyMemberFetcher.mapErrors { try await session.addDevice(name: name, deviceKey: deviceKey) }
+        let added = try await GrantServiceCall.run { try await session.addDevice(name: name, deviceKey: deviceKey) }
         let bundle = try await Keystore.bundle(
             userKeys: keystore.userKeys, deviceID: added.deviceID, deviceKey: deviceKey, passphrase: passphrase,
             cost: configuration.keyDerivation)
@@ -88,8 +88,8 @@ public enum DeviceEnrollment {
     }
 
     private static func refuseIfEnrolled(_ configuration: AgentConfiguration) throws {
-        if FileManager.default.fileExists(atPath: configuration.keystorePath) {
-            throw AgentError(.alreadyEnrolled, "\(configuration.keystorePath) exists: this device is already enrolled")
+        for path in [configuration.keystorePath, configuration.databasePath] where FileManager.default.fileExists(atPath: path) {
+            throw AgentError(.alreadyEnrolled, "\(path) exists: this data directory is already enrolled")
         }
     }
 }

@@ -3,10 +3,6 @@ import RescindClient
 import RescindCrypto
 import RescindProtocol
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The network half of sync: asks the grant service for versions, wrapped FMKs and
 /// records, and proves what it downloaded (the FMK unwraps, every record decrypts) before
 /// anything reaches the local store. Stateless; the store decides what to keep.
@@ -17,12 +13,12 @@ struct FamilyMemberFetcher: Sendable {
 
     /// The family members this user currently has an active grant for.
     func accessibleFamilyMembers() async throws -> [FamilyMemberResponse] {
-        try await Self.mapErrors { try await session.client.familyMembers() }
+        try await GrantServiceCall.run { try await session.client.familyMembers() }
     }
 
     /// The service's current FMK version; `AgentError.accessRevoked` on 403.
     func currentVersion(_ familyMemberID: UUID) async throws -> Int {
-        try await Self.mapErrors { try await session.client.fmkVersion(familyMemberID).currentFMKVersion }
+        try await GrantServiceCall.run { try await session.client.fmkVersion(familyMemberID).currentFMKVersion }
     }
 
     /// Downloads and verifies the current FMK and every record under it.
@@ -33,7 +29,7 @@ struct FamilyMemberFetcher: Sendable {
     ///   downgrade and refused (`.versionDowngrade`).
     func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int) async throws -> RotationResult {
         for _ in 0..<3 {
-            let wrapped = try await Self.mapErrors { try await session.client.wrappedKey(familyMemberID) }
+            let wrapped = try await GrantServiceCall.run { try await session.client.wrappedKey(familyMemberID) }
             guard wrapped.fmkVersion >= floor else {
                 throw AgentError(.versionDowngrade, "the grant service offered FMK v\(wrapped.fmkVersion) below v\(floor) already seen")
             }
@@ -66,7 +62,7 @@ struct FamilyMemberFetcher: Sendable {
             familyMemberID: state.familyMemberID, fmkVersion: state.fmkVersion, records: [], deletedRecordIDs: [],
             cursor: state.syncCursor)
         while true {
-            let page = try await Self.mapErrors {
+            let page = try await GrantServiceCall.run {
                 try await session.client.changes(state.familyMemberID, since: result.cursor, limit: pageSize)
             }
             guard page.currentFMKVersion == state.fmkVersion,
@@ -86,7 +82,7 @@ struct FamilyMemberFetcher: Sendable {
         var records: [UUID: RecordResponse] = [:]
         var cursor: Int64 = 0
         while true {
-            let page = try await Self.mapErrors {
+            let page = try await GrantServiceCall.run {
                 try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
             }
             if page.currentFMKVersion != version { return ([], 0, true) }
@@ -107,28 +103,6 @@ struct FamilyMemberFetcher: Sendable {
             } catch {
                 throw AgentError(.verificationFailed, "record \(record.recordID.text) does not decrypt under FMK v\(record.fmkVersion)")
             }
-        }
-    }
-
-    /// Grant-service and transport failures as `AgentError`: 403 is a revocation, transport
-    /// trouble and 5xx are worth retrying, anything else is a refusal.
-    static func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as GrantServiceError {
-            switch error.status {
-            case 403: throw AgentError(.accessRevoked, "the grant service answered 403 (\(error.code))")
-            case 0, 408, 429, 500...599: throw AgentError(.unavailable, "grant service unavailable: \(error)")
-            default: throw AgentError(.serviceRefused, "grant service refused: \(error)")
-            }
-        } catch let error as URLError {
-            throw AgentError(.unavailable, "grant service unreachable (URLError \(error.code.rawValue))")
-        } catch let error as AgentError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw AgentError(.unavailable, "grant service request failed (\(type(of: error)))")
         }
     }
 }

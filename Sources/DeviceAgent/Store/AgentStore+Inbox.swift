@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import RescindProtocol
 
-/// The command inbox and the ack outbox.
+/// The command inbox: verified commands, stored before their Kafka offset is committed and
+/// completed in the same transaction as their effect and their ack.
 extension AgentStore {
     enum EnqueueResult: Equatable, Sendable {
         /// First time this command id is seen.
@@ -91,60 +92,6 @@ extension AgentStore {
             try Self.insertAck(ack, message: message, in: db)
             return ack
         }
-    }
-
-    // MARK: Outbox
-
-    struct OwedAck: Sendable {
-        var ackID: UUID
-        var message: Data
-    }
-
-    func owedAcks(limit: Int = 100) async throws -> [OwedAck] {
-        try await read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT ack_id, message FROM ack_outbox WHERE sent_at IS NULL ORDER BY created_at, rowid LIMIT ?",
-                arguments: [limit]
-            ).compactMap { row in
-                UUID(uuidString: row["ack_id"]).map { OwedAck(ackID: $0, message: row["message"]) }
-            }
-        }
-    }
-
-    func markSent(_ ackIDs: [UUID]) async throws {
-        guard !ackIDs.isEmpty else { return }
-        _ = try await write { db in
-            let now = Date().timeIntervalSince1970
-            for id in ackIDs {
-                try db.execute(sql: "UPDATE ack_outbox SET sent_at = ? WHERE ack_id = ?", arguments: [now, id.text])
-            }
-        }
-    }
-
-    // MARK: Counters
-
-    func increment(_ counter: String) async throws {
-        _ = try await write { db in
-            try db.execute(
-                sql: "INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1",
-                arguments: [counter])
-        }
-    }
-
-    func counters() async throws -> [String: Int] {
-        try await read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM counters").map {
-                ($0["name"] as String, $0["value"] as Int)
-            })
-        }
-    }
-
-    // MARK: Rows
-
-    private static func insertAck(_ ack: DeviceAck, message: Data, in db: Database) throws {
-        try db.execute(
-            sql: "INSERT INTO ack_outbox (ack_id, command_id, message, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [ack.ackID.text, ack.commandID.text, message, Date().timeIntervalSince1970])
     }
 
     static func command(from row: Row) throws -> DeviceCommand {

@@ -1,0 +1,32 @@
+import Foundation
+import RescindClient
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every call to the grant service goes through `run`, which turns its failures into
+/// `AgentError` by what the agent should do about them.
+enum GrantServiceCall {
+    /// Grant-service and transport failures as `AgentError`: 403 is a revocation, transport
+    /// trouble and 5xx are worth retrying, anything else is a refusal.
+    static func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as GrantServiceError {
+            switch error.status {
+            case 403: throw AgentError(.accessRevoked, "the grant service answered 403 (\(error.code))")
+            case 0, 408, 429, 500...599: throw AgentError(.unavailable, "grant service unavailable: \(error)")
+            default: throw AgentError(.serviceRefused, "grant service refused: \(error)")
+            }
+        } catch let error as URLError {
+            throw AgentError(.unavailable, "grant service unreachable (URLError \(error.code.rawValue))")
+        } catch let error as AgentError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw AgentError(.unavailable, "grant service request failed (\(type(of: error)))")
+        }
+    }
+}
