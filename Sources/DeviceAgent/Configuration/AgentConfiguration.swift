@@ -6,7 +6,9 @@ import RescindCrypto
 public struct AgentConfiguration: Sendable {
     /// Where the master-key-encryption key comes from.
     public enum Unlock: Sendable, CustomStringConvertible {
-        /// Argon2id over this passphrase (`RESCIND_AGENT_PASSPHRASE`).
+        /// Argon2id over this passphrase (`RESCIND_AGENT_PASSPHRASE`). The text stays in the
+        /// process environment and this value; prefer a passphrase file or a key file, whose
+        /// bytes are read straight into memory that is zeroed after use.
         case passphrase(String)
         /// Argon2id over the contents of this 0600 file, trailing newline removed
         /// (`RESCIND_AGENT_PASSPHRASE_FILE`).

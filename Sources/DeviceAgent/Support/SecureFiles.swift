@@ -29,6 +29,10 @@ enum SecureFiles {
         guard stat(path, &info) == 0 else {
             throw AgentError(.configuration, "\(kind) \(path) is missing or unreadable")
         }
+        try check(info, path: path, kind: kind, fix: fix)
+    }
+
+    private static func check(_ info: stat, path: String, kind: String, fix: String) throws {
         guard info.st_uid == geteuid() else {
             throw AgentError(.insecurePermissions, "\(kind) \(path) belongs to another user; refusing to start")
         }
@@ -65,12 +69,24 @@ enum SecureFiles {
         }
     }
 
-    /// Reads a secret file after checking that only its owner can read it.
+    /// Reads a secret file after checking, on the opened descriptor, that only its owner can
+    /// reach it. The bytes go straight into the returned array (no intermediate `Data`), so a
+    /// caller that moves them into guarded memory leaves no other copy behind.
     static func readOwnerOnly(_ path: String, kind: String) throws -> [UInt8] {
-        try checkOwnerOnly(path, kind: kind)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AgentError(.configuration, "\(kind) \(path) cannot be read")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw AgentError(.configuration, "\(kind) \(path) is missing or unreadable") }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw AgentError(.configuration, "\(kind) \(path) cannot be read") }
+        try check(info, path: path, kind: kind, fix: "chmod 600")
+        guard info.st_size <= 1 << 20 else { throw AgentError(.configuration, "\(kind) \(path) is too large") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            guard count > 0 else { throw AgentError(.configuration, "\(kind) \(path) cannot be read") }
+            filled += count
         }
-        return [UInt8](data)
+        return bytes
     }
 }
