@@ -16,7 +16,10 @@ import Testing
     static func describe() throws -> [String: Target] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "dump-package"]
+        // Its own scratch path: the default one is locked by the `swift test` running us.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-dump-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        process.arguments = ["swift", "package", "--scratch-path", scratch.path, "dump-package"]
         process.currentDirectoryURL = root
         let output = Pipe()
         process.standardOutput = output
