@@ -195,12 +195,15 @@ let package = Package(
         .target(
             name: "RescindTestSupport",
             dependencies: [
-                "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
-                .product(name: "Logging", package: "swift-log"),
+                "AuditService", "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
+                "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/RescindTestSupport"
         ),
 
+        // Runs the executables as separate processes on the local stack.
+        .testTarget(name: "EndToEndTests", dependencies: ["RescindTestSupport"]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),

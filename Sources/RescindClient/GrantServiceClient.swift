@@ -98,7 +98,8 @@ public final class GrantServiceClient: Sendable {
     // MARK: Authentication
 
     /// A valid token, authenticating first when there is none or it is about to expire.
-    func bearerToken() async throws -> String {
+    /// A valid bearer token for this device (also what the audit service accepts from owners).
+    public func bearerToken() async throws -> String {
         if let current = token.withLock({ $0 }), current.expiresAt.timeIntervalSinceNow > 30 {
             return current.value
         }

@@ -40,9 +40,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "The repository root (default: the current directory).")
     var root: String = FileManager.default.currentDirectoryPath
 
+    @Option(help: "Where the demo keeps logs, keys and agent data (default: <root>/.stack/demo).")
+    var stateDirectory: String?
+
     func run() async throws {
         let repository = URL(fileURLWithPath: root)
-        let directory = DemoDirectory(root: repository.appendingPathComponent(".stack/demo"))
+        let directory = DemoDirectory(
+            root: stateDirectory.map { URL(fileURLWithPath: $0) } ?? repository.appendingPathComponent(".stack/demo"))
         let stopped = await DemoProcess.stopAll(in: directory)
         if down {
             print(stopped == 0 ? "no demo processes were running" : "stopped \(stopped) demo process(es)")

@@ -23,8 +23,10 @@ struct DemoStory: Sendable {
     let ackDeadlineSeconds: Int
     let timeline = DemoTimeline()
 
-    static let grantSchema = "demo_grant"
-    static let auditSchema = "demo_audit"
+    var grantSchema: String { "demo_grant" + schemaSuffix }
+    var auditSchema: String { "demo_audit" + schemaSuffix }
+    /// Non-default ports get their own schemas, so a test run never touches an interactive demo.
+    var schemaSuffix: String { grantPort == 8080 ? "" : "_\(grantPort)" }
 
     var grantURL: URL { URL(string: "http://127.0.0.1:\(grantPort)")! }
     var auditURL: URL { URL(string: "http://127.0.0.1:\(auditPort)")! }
@@ -54,7 +56,7 @@ struct DemoStory: Sendable {
         processes["grant"] = try DemoProcess.launch(
             name: "grant-service", executable: binaries.appendingPathComponent("rescind-grant-service"),
             environment: common.merging([
-                "RESCIND_GRANT_PORT": String(grantPort), "RESCIND_GRANT_DB_SCHEMA": Self.grantSchema,
+                "RESCIND_GRANT_PORT": String(grantPort), "RESCIND_GRANT_DB_SCHEMA": grantSchema,
                 "RESCIND_GRANT_MIGRATIONS_DIR": repository.appendingPathComponent("migrations/grant").path,
                 "RESCIND_GRANT_SIGNING_KEY_FILE": grantKey.path, "RESCIND_OUTBOX_POLL_MS": "500",
             ]) { $1 }, directory: directory)
@@ -63,7 +65,7 @@ struct DemoStory: Sendable {
         processes["audit"] = try DemoProcess.launch(
             name: "audit-service", executable: binaries.appendingPathComponent("rescind-audit-service"),
             environment: common.merging([
-                "RESCIND_AUDIT_PORT": String(auditPort), "RESCIND_AUDIT_DB_SCHEMA": Self.auditSchema,
+                "RESCIND_AUDIT_PORT": String(auditPort), "RESCIND_AUDIT_DB_SCHEMA": auditSchema,
                 "RESCIND_AUDIT_MIGRATIONS_DIR": repository.appendingPathComponent("migrations/audit").path,
                 "RESCIND_AUDIT_SIGNING_KEY_FILE": directory.keys.appendingPathComponent("audit-service.key").path,
                 "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
@@ -316,7 +318,7 @@ struct DemoStory: Sendable {
         let pool = PostgresConnectionPool(
             configuration: try PostgresConfiguration(url: databaseURL), size: 1, logger: Logger(label: "rescind.demo"))
         try await pool.withConnection { connection in
-            for schema in [Self.grantSchema, Self.auditSchema] {
+            for schema in [grantSchema, auditSchema] {
                 try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE")
             }
         }

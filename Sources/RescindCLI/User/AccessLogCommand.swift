@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import RescindClient
+import RescindProtocol
+
+/// The owner's access log, decrypted here.
+struct AccessLogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "access-log",
+        abstract: "Read a family member's access log, decrypting its details with your key.",
+        discussion: """
+            The audit service stores each entry's details sealed to the owner's X25519 key; only
+            this machine can open them. Add --verify to have the service re-check the hash chain.
+
+            Example:
+              rescind access-log 6f1c… --verify
+            """)
+    @OptionGroup var profile: ProfileOptions
+    @Argument(help: "Family member id.") var familyMember: UUID
+    @Flag(help: "Also verify the tamper-evident chain.") var verify = false
+
+    func run() async throws {
+        let session = try await profile.session()
+        let audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client)
+        var names: [UUID: String] = [:]
+        func name(_ id: UUID?) async -> String {
+            guard let id else { return "" }
+            if let known = names[id] { return known }
+            let found = (try? await session.client.user(id).displayName) ?? String(id.uuidString.prefix(8)).lowercased()
+            names[id] = found
+            return found
+        }
+        for entry in try await audit.fullAccessLog(familyMember).reversed() {
+            let details = try? AuditServiceClient.details(of: entry, keys: session.keys)
+            var line = "\(Timestamp.format(entry.occurredAt))  \(entry.eventType.replacingOccurrences(of: "_", with: " "))"
+            if entry.targetUserID != nil { line += " for \(await name(entry.targetUserID))" }
+            line += " (by \(await name(entry.actorUserID)))"
+            if let details {
+                if let records = details.recordsReEncrypted { line += ", \(records) records re-encrypted" }
+                if let devices = details.devicesAffected { line += ", \(devices.count) devices" }
+                if let duration = details.commitToLastAckMs ?? details.durationMs { line += ", \(duration) ms" }
+                if let reason = details.reason { line += " — \(reason)" }
+            } else {
+                line += " [details sealed to another key]"
+            }
+            print(line)
+        }
+        if verify {
+            let report = try await audit.verifyChain(familyMember)
+            print(report.valid
+                ? "chain verified: \(report.entries) entries, none altered, removed or reordered"
+                : "CHAIN BROKEN: " + report.problems.map { "#\($0.seq) \($0.code): \($0.message)" }.joined(separator: "; "))
+            if !report.valid { throw ExitCode(2) }
+        }
+    }
+}
+
+/// A revocation's per-device acknowledgement state (operators).
+struct RevocationStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revocation",
+        abstract: "Show a revocation's per-device acknowledgement state from the audit service.",
+        discussion: "Example:\n  rescind revocation 0c8e…")
+    @OptionGroup var profile: ProfileOptions
+    @Argument(help: "Revocation event id.") var eventID: UUID
+
+    func run() async throws {
+        let status = try await AuditServiceClient(baseURL: try profile.auditServiceURL).revocation(eventID)
+        print("family member \(status.familyMemberID.uuidString.lowercased()) → FMK v\(status.newFMKVersion), \(status.recordsReencrypted) records")
+        print("committed \(Timestamp.format(status.committedAt)); "
+            + (status.completedAt.map { "complete \(Timestamp.format($0)) (commit → last ack \(status.commitToLastAckMs ?? 0) ms)" }
+                ?? "deadline \(Timestamp.format(status.deadlineAt))"))
+        for device in status.devices {
+            let acked = device.ackedAt.map { " at \(Timestamp.format($0))" } ?? ""
+            print("  \(device.deviceID.uuidString.lowercased())  \(device.action.rawValue)  \(device.state)\(acked)\(device.late ? " (late)" : "")\(device.error.map { " — \($0)" } ?? "")")
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+
+/// Family members: create, list, hand over.
+struct FamilyMemberCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "family-member",
+        abstract: "Create and list family members, transfer and adopt ownership.",
+        discussion: """
+            Examples:
+              rescind family-member create
+              rescind family-member transfer 6f1c… --to 93ab…   (then, as 93ab…: rescind family-member adopt 6f1c…)
+            """,
+        subcommands: [Create.self, List.self, Transfer.self, Adopt.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a family member with a fresh FMK (v1), wrapped under your master key.",
+            discussion: "Example:\n  rescind family-member create")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            let (id, _) = try await profile.session().createFamilyMember()
+            print(id.uuidString.lowercased())
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the family members you can read, with owner and FMK version.",
+            discussion: "Example:\n  rescind family-member list")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            let session = try await profile.session()
+            for member in try await session.client.familyMembers() {
+                let role = member.ownerUserID == session.keys.userID ? "owner" : "shared with you"
+                print("\(member.familyMemberID.uuidString.lowercased())  FMK v\(member.currentFMKVersion)  \(role)")
+            }
+        }
+    }
+
+    struct Transfer: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Hand ownership to someone who already has access (they then run `adopt`).",
+            discussion: "Example:\n  rescind family-member transfer 6f1c… --to 93ab…")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+        @Option(help: "The new owner's user id.") var to: UUID
+
+        func run() async throws {
+            let member = try await profile.session().client.transferOwnership(familyMember, to: to)
+            print("owner is now \(member.ownerUserID.uuidString.lowercased()); they should run: rescind family-member adopt \(familyMember.uuidString.lowercased())")
+        }
+    }
+
+    struct Adopt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "As the new owner, re-wrap your copy of the FMK under your own master key.",
+            discussion: "Example:\n  rescind family-member adopt 6f1c…")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+
+        func run() async throws {
+            try await profile.session().adoptOwnership(familyMember)
+            print("your copy of the FMK is now wrapped under your master key")
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import DeviceAgent
+import Foundation
+import RescindClient
+import RescindCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where this user's keystore lives and which services to talk to. The CLI is a device
+/// of its user, enrolled like an agent; its keystore has the same format.
+struct ProfileOptions: ParsableArguments {
+    @Option(help: "Profile directory holding the encrypted keystore (default: $RESCIND_PROFILE or ~/.rescind).")
+    var profile: String?
+
+    @Option(help: "Grant service URL (default: $RESCIND_GRANT_SERVICE_URL or http://127.0.0.1:8080).")
+    var grantService: String?
+
+    @Option(help: "Audit service URL (default: $RESCIND_AUDIT_SERVICE_URL or http://127.0.0.1:8081).")
+    var auditService: String?
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var directory: String {
+        profile ?? environment["RESCIND_PROFILE"] ?? (NSHomeDirectory() + "/.rescind")
+    }
+
+    var grantServiceURL: URL {
+        get throws { try url(grantService ?? environment["RESCIND_GRANT_SERVICE_URL"] ?? "http://127.0.0.1:8080", "--grant-service") }
+    }
+
+    var auditServiceURL: URL {
+        get throws { try url(auditService ?? environment["RESCIND_AUDIT_SERVICE_URL"] ?? "http://127.0.0.1:8081", "--audit-service") }
+    }
+
+    private func url(_ text: String, _ option: String) throws -> URL {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+            throw CLIError("\(option) must be an http(s) URL")
+        }
+        return url
+    }
+
+    /// RESCIND_PASSPHRASE, RESCIND_PASSPHRASE_FILE, RESCIND_KEY_FILE, or a prompt on the terminal.
+    func unlock() throws -> AgentConfiguration.Unlock {
+        if let passphrase = environment["RESCIND_PASSPHRASE"], !passphrase.isEmpty { return .passphrase(passphrase) }
+        if let path = environment["RESCIND_PASSPHRASE_FILE"], !path.isEmpty { return .passphraseFile(path) }
+        if let path = environment["RESCIND_KEY_FILE"], !path.isEmpty { return .keyFile(path) }
+        guard isatty(STDIN_FILENO) == 1, let typed = getpass("Passphrase for \(directory): ") else {
+            throw CLIError("set RESCIND_PASSPHRASE (or RESCIND_PASSPHRASE_FILE / RESCIND_KEY_FILE) to unlock \(directory)")
+        }
+        return .passphrase(String(cString: typed))
+    }
+
+    /// The agent configuration of this profile; the grant service's key is learnt from it (TOFU).
+    func configuration() async throws -> AgentConfiguration {
+        let url = try grantServiceURL
+        let served = try await GrantServiceClient(baseURL: url).serviceKey()
+        return AgentConfiguration(
+            dataDirectory: directory, grantServiceURL: url,
+            grantServiceKey: try Ed25519.PublicKey(rawRepresentation: [UInt8](served.signingPublicKey)),
+            kafka: .init(bootstrapServers: environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092"),
+            unlock: try unlock())
+    }
+
+    /// Unlocks the keystore and acts as this profile's device.
+    func session() async throws -> UserSession {
+        do {
+            return try await DeviceIdentity.session(configuration: try await configuration())
+        } catch let error as AgentError where error.code == .notEnrolled {
+            // The agent's advice names `rescind-agent enroll`; a CLI user creates an identity.
+            throw CLIError("no keystore in \(directory): run `rescind identity create --name …` first (or pass --profile)")
+        }
+    }
+}
+
+extension UUID: @retroactive ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(uuidString: argument)
+    }
+}

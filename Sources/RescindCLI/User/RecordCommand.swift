@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import RescindClient
+
+/// Records: encrypted on this machine before upload, decrypted after download.
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Add, list and decrypt a family member's records.",
+        discussion: """
+            Examples:
+              rescind record add 6f1c… --text "2025-01-05 MMR vaccination, dose 1"
+              rescind record show 6f1c… --all
+            """,
+        subcommands: [Add.self, List.self, Show.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Encrypt a record under the current FMK and upload it.",
+            discussion: """
+                Examples:
+                  rescind record add 6f1c… --text "2025-01-05 MMR vaccination, dose 1"
+                  rescind record add 6f1c… --file lab-result.pdf
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+        @Option(help: "The record's text.") var text: String?
+        @Option(help: "A file whose bytes are the record.") var file: String?
+
+        func validate() throws {
+            guard (text == nil) != (file == nil) else { throw ValidationError("give exactly one of --text or --file") }
+        }
+
+        func run() async throws {
+            let plaintext: [UInt8]
+            switch (text, file) {
+            case (let text?, nil): plaintext = Array(text.utf8)
+            case (nil, let file?):
+                guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read \(file)") }
+                plaintext = [UInt8](data)
+            default: throw ValidationError("give exactly one of --text or --file")
+            }
+            let session = try await profile.session()
+            let (fmk, version) = try await session.currentFMK(familyMember)
+            let id = try await session.putRecord(familyMember, plaintext: plaintext, fmk: fmk, version: version)
+            print(id.uuidString.lowercased())
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List records (id, FMK version, size); nothing is decrypted.",
+            discussion: "Example:\n  rescind record list 6f1c…")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+
+        func run() async throws {
+            for record in try await profile.session().allRecords(familyMember) {
+                print("\(record.recordID.uuidString.lowercased())  v\(record.fmkVersion)  \(record.ciphertext.count) bytes")
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Decrypt one record (or all with --all) and print it.",
+            discussion: "Examples:\n  rescind record show 6f1c… 2b9e…\n  rescind record show 6f1c… --all")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+        @Argument(help: "Record id.") var record: UUID?
+        @Flag(help: "Every record.") var all = false
+
+        func validate() throws {
+            guard all == (record == nil) else { throw ValidationError("give a record id, or --all (not both)") }
+        }
+
+        func run() async throws {
+            let session = try await profile.session()
+            let (fmk, _) = try await session.currentFMK(familyMember)
+            let records = try await session.allRecords(familyMember).filter { all || $0.recordID == record }
+            guard !records.isEmpty else {
+                throw CLIError(record.map { "no record \($0.uuidString.lowercased()) in this family member" } ?? "no records")
+            }
+            for record in records {
+                let text = String(decoding: try RecordCipher.open(record, fmk: fmk), as: UTF8.self)
+                print(all ? "\(record.recordID.uuidString.lowercased())  \(text)" : text)
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The audit service's HTTP API: the owner's sealed access log and its chain check
+/// (authenticated with the caller's grant-service bearer token), and revocation status.
+public struct AuditServiceClient: Sendable {
+    public let baseURL: URL
+    private let grantService: GrantServiceClient?
+
+    /// - Parameter grantService: supplies bearer tokens for the owner-only routes.
+    public init(baseURL: URL, grantService: GrantServiceClient? = nil) {
+        self.baseURL = baseURL
+        self.grantService = grantService
+    }
+
+    /// One page of a family member's access log, newest first (owner only).
+    public func accessLog(_ familyMemberID: UUID, before: Int64? = nil, limit: Int = 50) async throws -> AccessLogPage {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let before { query.append(URLQueryItem(name: "before", value: String(before))) }
+        return try await get("v1/family-members/\(familyMemberID)/access-log", query: query, authenticated: true)
+    }
+
+    /// Every entry of the access log, oldest first.
+    public func fullAccessLog(_ familyMemberID: UUID) async throws -> [AccessLogEntry] {
+        var entries: [AccessLogEntry] = []
+        var before: Int64?
+        repeat {
+            let page = try await accessLog(familyMemberID, before: before, limit: 200)
+            entries += page.entries
+            before = page.nextBefore
+        } while before != nil
+        return entries.sorted { $0.seq < $1.seq }
+    }
+
+    /// The service's re-check of the family member's hash chain (owner only).
+    public func verifyChain(_ familyMemberID: UUID) async throws -> ChainVerificationReport {
+        try await get("v1/family-members/\(familyMemberID)/access-log/verification", query: [], authenticated: true)
+    }
+
+    /// Per-device acknowledgement state of one revocation.
+    public func revocation(_ eventID: UUID) async throws -> RevocationStatus {
+        try await get("v1/revocations/\(eventID)", query: [], authenticated: false)
+    }
+
+    /// Opens an entry's sealed details with the owner's X25519 key.
+    public static func details(of entry: AccessLogEntry, keys: UserKeys) throws -> AuditDetails {
+        let plaintext = try AnonymousSealedBox.open([UInt8](entry.encryptedDetails), using: keys.agreementKey)
+        return try CanonicalJSON.decode(AuditDetails.self, from: Data(plaintext))
+    }
+
+    private func get<Response: Decodable>(_ path: String, query: [URLQueryItem], authenticated: Bool) async throws -> Response {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query }
+        var request = URLRequest(url: components.url!)
+        if authenticated {
+            guard let grantService else {
+                throw GrantServiceError(status: 401, code: "no_credentials", message: "the access log needs the owner's credentials")
+            }
+            request.setValue("Bearer \(try await grantService.bearerToken())", forHTTPHeaderField: "Authorization")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else { throw GrantServiceError(status: status, body: data) }
+        return try CanonicalJSON.decode(Response.self, from: data)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import RescindTestSupport
+import Testing
+
+/// The whole system as separate processes: `rescind demo` starts the grant service,
+/// the audit service and five device agents on the local stack and plays the
+/// guide's story; this test checks what the story proves.
+@Suite(.serialized) struct DemoEndToEndTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let stackIsUp = environment["RESCIND_DATABASE_URL"] != nil && environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] != nil
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The executables sit beside the test bundle in the build directory.
+    static let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+
+    @Test(
+        "the demo's story holds on real processes",
+        .enabled(if: stackIsUp, "needs the local stack: run scripts/test.sh"),
+        .timeLimit(.minutes(5)))
+    func demoStory() async throws {
+        let rescind = Self.binaries.appendingPathComponent("rescind")
+        try #require(FileManager.default.isExecutableFile(atPath: rescind.path), "build the products first (swift build)")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-e2e-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let arguments = [
+            "demo", "--records", "120", "--grant-port", "18480", "--audit-port", "18481", "--ack-deadline", "4",
+            "--root", Self.repository.path, "--state-directory", state.path,
+        ]
+        let result = try await ChildProcess.run(rescind, arguments, directory: Self.repository)
+        _ = try await ChildProcess.run(
+            rescind, ["demo", "--down", "--root", Self.repository.path, "--state-directory", state.path], directory: Self.repository)
+        let (status, output) = (result.status, result.output)
+        #expect(status == 0, "rescind demo failed:\n\(output.suffix(3000))")
+        let expectations = [
+            "all 5 agents hold Emma v1 (120 records",
+            "ack secure_deletion → erased: 120 records",
+            "ack fmk_rotation → rotated to FMK v2: 120 records",
+            "revocation complete on 5 devices",
+            "→ 403 access_revoked",
+            "opens 0 of 120 current records",
+            "ALERT ack overdue from Adult A's iPad",
+            "Adult A's iPad: already_applied (late)",
+        ]
+        for expected in expectations {
+            #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")
+        }
+    }
+}
