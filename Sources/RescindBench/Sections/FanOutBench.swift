@@ -18,6 +18,10 @@ enum FanOutBench {
         var ackToBroker: Double
         var lastAckToAudit: Double?
         var auditCommitToLastAck: Double?
+        /// CPU seconds from the revoke call to the last ack: this process (owner client, agents,
+        /// broker) and the grant service.
+        var benchCPU: Double
+        var serviceCPU: Double
     }
 
     static func run(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
@@ -84,7 +88,7 @@ enum FanOutBench {
         for iteration in 0...options.revocations {
             let sample = try await revokeOnce(
                 owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
-                devices: identities.count, ledger: ledger, options: options)
+                devices: identities.count, ledger: ledger, stack: stack, options: options)
             guard let sample else {
                 incomplete += 1
                 BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
@@ -126,6 +130,10 @@ enum FanOutBench {
                 "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
                 project: Format.duration(Statistics.median(auditView)))
         }
+        report.note(
+            "\(count) agents: CPU per revocation (p50), revoke call to last ack: bench process (owner client, agents, broker) "
+                + String(format: "%.2f s, grant service %.2f s, on %d cores", Statistics.median(samples.map(\.benchCPU)),
+                    Statistics.median(samples.map(\.serviceCPU)), ProcessInfo.processInfo.activeProcessorCount))
         if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
         report.note(
             "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
@@ -136,9 +144,11 @@ enum FanOutBench {
     /// re-syncs their device for the next round. `nil` when some device did not ack in time.
     private static func revokeOnce(
         owner: BenchUser, revoked: BenchUser, revokedAgent: AgentFleet.Member?, familyMemberID: UUID, devices: Int,
-        ledger: EventLedger, options: BenchOptions
+        ledger: EventLedger, stack: BenchStack, options: BenchOptions
     ) async throws -> Sample? {
         let marks = Locked<[RevocationProgress.Phase: Date]>([:])
+        let benchCPU = ProcessMemory.cpuSeconds() ?? 0
+        let serviceCPU = ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0
         let committed = try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) {
             progress in
             let now = Date()
@@ -148,6 +158,8 @@ enum FanOutBench {
             throw BenchError("the commit notified \(committed.devicesNotified) devices, expected \(devices)")
         }
         let acks = await ledger.waitForAcks(committed.eventID, count: devices, timeout: .seconds(60))
+        let benchUsed = (ProcessMemory.cpuSeconds() ?? 0) - benchCPU
+        let serviceUsed = (ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0) - serviceCPU
         _ = await Timing.wait(timeout: .seconds(5)) { ledger.completion(of: committed.eventID) != nil }
 
         try await owner.session.grant(familyMemberID, to: revoked.userID)
@@ -172,7 +184,8 @@ enum FanOutBench {
             agentWork: work,
             ackToBroker: last.publishedAt.timeIntervalSince(last.ack.ackedAt),
             lastAckToAudit: completion.map { $0.publishedAt.timeIntervalSince(last.publishedAt) },
-            auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 })
+            auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 },
+            benchCPU: benchUsed, serviceCPU: serviceUsed)
     }
 
     /// CPU this process uses while idle, as a share of one core.

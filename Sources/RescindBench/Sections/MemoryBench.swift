@@ -15,7 +15,6 @@ enum MemoryBench {
         let revoked = try await stack.user("Memory revoked")
         try await revoked.retireFirstDevice()
         let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: records, byteCount: options.recordBytes)
-        try await owner.session.grant(seeded.familyMemberID, to: holder.userID)
         try await owner.session.grant(seeded.familyMemberID, to: revoked.userID)
 
         let identity = holder.firstDevice
@@ -23,10 +22,7 @@ enum MemoryBench {
         try await DeviceEnrollment.install(
             userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
         guard case .keyFile(let keyFile) = configuration.unlock else { throw BenchError("agent configuration without a key file") }
-        let process = try ChildProcess(
-            name: "agent", executable: try BenchStack.executableDirectory().appendingPathComponent("rescind-agent"),
-            arguments: ["run"],
-            environment: [
+        let environment = [
                 "RESCIND_AGENT_DATA_DIR": configuration.dataDirectory,
                 "RESCIND_AGENT_GRANT_SERVICE_URL": stack.grantURL.absoluteString,
                 "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(stack.serviceKey.rawRepresentation).base64EncodedString(),
@@ -34,8 +30,21 @@ enum MemoryBench {
                 "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers,
                 "RESCIND_TOPIC_PREFIX": stack.topicPrefix,
                 "RESCIND_AGENT_LOG_LEVEL": "warning",
-            ],
-            logDirectory: stack.workDirectory)
+            ]
+        func startAgent(_ name: String) throws -> ChildProcess {
+            try ChildProcess(
+                name: name, executable: try BenchStack.executableDirectory().appendingPathComponent("rescind-agent"),
+                arguments: ["run"], environment: environment, logDirectory: stack.workDirectory)
+        }
+        // First the same agent with nothing to hold: what a running agent costs by itself.
+        let idle = try startAgent("agent-idle")
+        try await Task.sleep(for: .seconds(3))
+        guard idle.isRunning else { throw BenchError("rescind-agent exited:\n\(idle.logTail())") }
+        let idlePeak = idle.peakResident
+        await idle.stop()
+
+        try await owner.session.grant(seeded.familyMemberID, to: holder.userID)
+        let process = try startAgent("agent")
         let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
         defer { Task { await ledger.stop() } }
 
@@ -63,6 +72,13 @@ enum MemoryBench {
             "device agent (`rescind-agent run`), \(Format.grouped(Double(records))) cached records, first sync + one rotation",
             project: Format.mebibytes(afterRotation), baseline: "≤ 64 MiB (target)",
             ratio: afterRotation.map { String(format: "%.2f of target", Double($0) / Double(64 << 20)) } ?? "—")
+        report.add("… the same agent running with nothing cached (started before the grant)", project: Format.mebibytes(idlePeak))
+        report.add("… after the first sync, before the rotation", project: Format.mebibytes(afterSync))
+        report.note(
+            "Agent: its own `rescind-agent run` process (as deployed), started before it had access (idle figure), then "
+                + "again after the grant: it syncs \(Format.grouped(Double(records))) records, then one revocation of another "
+                + "grantee makes it rotate them all (download, verify every record under the new FMK, replace the cache in one "
+                + "transaction). A rotation holds the family member's records in memory until they all verified.")
     }
 
     /// The services' peaks, read at the end of the run (VmHWM covers the process's whole life).

@@ -2,6 +2,7 @@ import DeviceAgent
 import Foundation
 import Logging
 import RescindClient
+import RescindCrypto
 
 /// The guide's stress case: 5 family members, 10 users (one device agent each), and three
 /// revocations per family member started at the same moment — 15 at once. Revocations that
@@ -34,16 +35,19 @@ enum StressBench {
         }
 
         let start = ContinuousClock.now
-        let outcomes = try await withThrowingTaskGroup(of: Int.self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: Retries.self) { group in
             for step in plan {
                 let owner = people[step.member]
                 let familyMemberID = members[step.member].familyMemberID
                 let revoked = people[step.revoked].userID
                 group.addTask { try await revokeRetrying(owner: owner, familyMemberID: familyMemberID, revoked: revoked) }
             }
-            var retries: [Int] = []
-            for try await attempts in group { retries.append(attempts - 1) }
-            return retries
+            var total = Retries()
+            for try await retries in group {
+                total.conflicts += retries.conflicts
+                total.staleDownloads += retries.staleDownloads
+            }
+            return total
         }
         let stormSeconds = Timing.seconds(ContinuousClock.now - start)
 
@@ -92,11 +96,12 @@ enum StressBench {
 
         BenchReport.log(
             "stress: \(plan.count) simultaneous revocations committed in \(Format.duration(stormSeconds)), "
-                + "\(outcomes.reduce(0, +)) retries after 409; devices converged: \(converged) (+\(Format.duration(convergeSeconds))); "
+                + "\(outcomes.conflicts) retries after 409, \(outcomes.staleDownloads) after a stale download; devices converged: \(converged) (+\(Format.duration(convergeSeconds))); "
                 + "problems: \(problems.isEmpty ? "none" : problems.joined(separator: "; "))")
         report.add(
             "stress case: \(familyMembers) family members × \(revocationsPerFamilyMember) simultaneous revocations, \(users) users/agents",
-            project: "\(plan.count) committed in \(Format.duration(stormSeconds)), \(outcomes.reduce(0, +)) retried after 409")
+            project: "\(plan.count) committed in \(Format.duration(stormSeconds)); retries: \(outcomes.conflicts) after 409, "
+                + "\(outcomes.staleDownloads) after a stale download")
         report.add(
             "… no lost update / every device converged",
             project: "\(problems.isEmpty ? "yes" : "NO: " + problems.joined(separator: "; ")) / "
@@ -104,16 +109,29 @@ enum StressBench {
         if !problems.isEmpty || !converged { throw BenchError("the stress case failed: \(problems)") }
     }
 
-    /// Revokes, beginning again whenever another revocation of the same family member
-    /// committed first (409). - Returns: attempts used.
-    private static func revokeRetrying(owner: BenchUser, familyMemberID: UUID, revoked: UUID) async throws -> Int {
-        for attempt in 1...50 {
+    struct Retries: Sendable {
+        /// The service refused a commit or the client saw the version move (409).
+        var conflicts = 0
+        /// Another revocation committed between this one's key fetch and its record download:
+        /// the client then fails to open the re-encrypted records (`authentication_failed`)
+        /// and abandons, changing nothing — a lost race surfaced as a crypto error, not a 409.
+        var staleDownloads = 0
+    }
+
+    /// Revokes, beginning again whenever another revocation of the same family member won
+    /// the race. - Returns: the retries it took.
+    private static func revokeRetrying(owner: BenchUser, familyMemberID: UUID, revoked: UUID) async throws -> Retries {
+        var retries = Retries()
+        for _ in 1...50 {
             do {
                 _ = try await owner.session.revoke(familyMemberID, user: revoked)
-                return attempt
+                return retries
             } catch let error as GrantServiceError where error.status == 409 {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
+                retries.conflicts += 1
+            } catch let error as CryptoError where error.code == .authenticationFailed {
+                retries.staleDownloads += 1
             }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
         }
         throw BenchError("a revocation lost the race 50 times")
     }

@@ -106,7 +106,7 @@ enum ThroughputBench {
             project: .rate(Statistics.median(relay), "events"), baseline: .rate(Statistics.median(raw), "events"))
         report.note(
             "Outbox baseline: `RawProducerBaseline` (RescindKafka), librdkafka's producer loop with the same settings "
-                + "(idempotent, acks=all, linger 5 ms) and payload size, to the same broker. The relay claims 500 rows per "
+                + "(idempotent, acks=all, linger 5 ms) and payload size, to the same broker. The relay claims \(options.outboxBatch ?? 500) rows per "
                 + "transaction (RESCIND_OUTBOX_BATCH_SIZE), awaits every acknowledgement, then marks them sent.")
     }
 

@@ -64,7 +64,7 @@ struct BenchStack: Sendable {
                 "RESCIND_GRANT_MIGRATIONS_DIR": options.repositoryRoot + "/migrations/grant",
                 "RESCIND_GRANT_SIGNING_KEY_FILE": work.appendingPathComponent("grant.key").path,
                 "RESCIND_GRANT_CREATE_SIGNING_KEY": "true",
-            ]) { _, new in new },
+            ].merging(options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:]) { _, new in new }) { _, new in new },
             logDirectory: work)
         try await waitUntilReady(grant, url: grantURL)
         let serviceKey = try Ed25519.PublicKey(

@@ -22,11 +22,13 @@ struct BenchOptions: Sendable {
     /// Measured revocations per agent count (after one warm-up).
     var revocations = 20
     /// `fetch.wait.max.ms` of every consumer the bench creates (agents and its own tails).
-    var fetchWaitMilliseconds = 10
+    var fetchWaitMilliseconds = 25
     var sustainedWorkers = 8
     var sustainedRevocationsPerWorker = 20
     var smallFamilyMemberRecords = 50
     var outboxEvents = 20_000
+    /// The grant service's `RESCIND_OUTBOX_BATCH_SIZE`; `nil` keeps its default (500).
+    var outboxBatch: Int?
     var agentMemoryRecords = 10_000
     var databaseURL = ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"]
         ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
@@ -36,7 +38,7 @@ struct BenchOptions: Sendable {
         usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
-                             [--outbox-events N] [--agent-memory-records N]
+                             [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
         """
@@ -82,6 +84,7 @@ struct BenchOptions: Sendable {
             case "--revocations": revocations = try integer(argument)
             case "--fetch-wait-ms": fetchWaitMilliseconds = try integer(argument)
             case "--outbox-events": outboxEvents = try integer(argument)
+            case "--outbox-batch": outboxBatch = try integer(argument)
             case "--agent-memory-records": agentMemoryRecords = try integer(argument)
             case "--help", "-h": throw BenchError(Self.usage)
             default: throw BenchError("unknown option \(argument)\n\(Self.usage)")
@@ -94,6 +97,6 @@ struct BenchOptions: Sendable {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
-            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) agent-memory-records=\(agentMemoryRecords)"
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords)"
     }
 }
