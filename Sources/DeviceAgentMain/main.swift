@@ -5,7 +5,7 @@ import Logging
 // rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
 // shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).
 let usage = """
-    usage: rescind-agent [run]                     run until SIGTERM/SIGINT
+    usage: rescind-agent [run] [--locked]          run until SIGTERM/SIGINT; SIGUSR1 locks, SIGUSR2 unlocks
            rescind-agent sync                      one self-heal pass, then exit
            rescind-agent status [--json]           what this device holds (no secrets)
            rescind-agent enroll --new-user --name NAME [--device-name NAME]
@@ -37,8 +37,9 @@ func bundlePassphrase() throws -> String {
 
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    let command = arguments.first ?? "run"
-    let configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
+    let command = arguments.first.flatMap { $0.hasPrefix("--") ? nil : $0 } ?? "run"
+    var configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
+    if arguments.contains("--locked") { configuration.startLocked = true }
     let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
@@ -51,6 +52,7 @@ do {
     case "run":
         try await DeviceAgent.open(configuration: configuration, logger: logger).run()
     case "sync":
+        configuration.startLocked = false
         try await DeviceAgent.open(configuration: configuration, logger: logger).selfHeal()
     case "status":
         let status = try await AgentStatus.read(configuration: configuration)

@@ -37,7 +37,7 @@ struct OfflineEngineTests {
                     ciphertext: sealed.ciphertext, tag: sealed.tag, changeSeq: Int64(index + 1))
             }
             let wrapped = try FMKWrapping.wrapForOwner(
-                fmk, familyMemberID: id, version: UInt32(version), masterKey: engine.keystore.storageKey)
+                fmk, familyMemberID: id, version: UInt32(version), masterKey: try engine.keystore.storageKey)
             _ = try await engine.store.apply(
                 .rotate(RotationResult(familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: records, cursor: Int64(count))))
             return fmk
@@ -69,7 +69,7 @@ struct OfflineEngineTests {
         #expect(try await fixture.engine.store.pendingCommands().map(\.commandID) == [rotation.commandID])
         let owed = try await fixture.engine.store.owedAcks()
         let ack = try SignedMessage<DeviceAck>.verified(
-            from: try #require(owed.first?.message), schema: DeviceAck.schema, key: fixture.engine.keystore.deviceKey.publicKey)
+            from: try #require(owed.first?.message), schema: DeviceAck.schema, key: try fixture.engine.keystore.deviceKey.publicKey)
         #expect(owed.count == 1 && ack.payload.action == .secureDeletion && ack.payload.recordsProcessed == 3)
         #expect(try await fixture.engine.store.familyMember(rotating)?.fmkVersion == 1)
     }

@@ -5,7 +5,8 @@ import RescindProtocol
 /// Builds the signed `device_acks` message for a command: signed by this device's key as
 /// `device:<uuid>`, so the audit service can check it against the key the grant service
 /// listed for this device. Acks are signed when they are owed (inside the transaction
-/// that records the outcome), so publishing them later needs no key.
+/// that records the outcome), so publishing them later needs no key. A locked agent cannot
+/// sign: what it did is kept as a sealed draft (`SealedCommand.Result`) and signed at unlock.
 struct AckSigner: Sendable {
     let deviceID: UUID
     let deviceKey: Ed25519.PrivateKey
@@ -13,12 +14,13 @@ struct AckSigner: Sendable {
     var signer: String { "device:\(deviceID.text)" }
 
     func ack(
-        for command: DeviceCommand, outcome: DeviceAck.Outcome, effect: ChangeEffect, duration: Duration, error: String?
+        for command: DeviceCommand, outcome: DeviceAck.Outcome, effect: ChangeEffect, duration: Duration, error: String?,
+        ackedAt: Date = Date()
     ) throws -> (ack: DeviceAck, message: Data) {
         let ack = DeviceAck(
             ackID: UUID(), commandID: command.commandID, eventID: command.eventID, deviceID: deviceID,
             action: command.action, outcome: outcome, recordsProcessed: effect.recordsProcessed,
-            fmkVersion: effect.fmkVersion, durationMs: duration.wholeMilliseconds, error: error, ackedAt: Date())
+            fmkVersion: effect.fmkVersion, durationMs: duration.wholeMilliseconds, error: error, ackedAt: ackedAt)
         let message = try SignedMessage(schema: DeviceAck.schema, signer: signer, payload: ack, key: deviceKey)
         return (ack, try message.encoded())
     }

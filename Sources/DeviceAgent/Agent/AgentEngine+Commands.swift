@@ -10,13 +10,20 @@ extension AgentEngine {
         case rejected(CommandValidation.Rejection)
         /// Stored (or already known); the offset may be committed.
         case stored(commandID: UUID)
+        /// Received while locked: sealed into the sealed inbox (an erasure also carried out).
+        case sealed(seq: Int64)
     }
 
     /// Validates a `device_commands` message and, when it is for this device and genuine,
     /// stores it in the inbox. Safe to call again for the same message: a command id is
     /// stored once, and a replay of a completed command is answered `already_applied`.
+    /// While locked, a genuine command is sealed instead (`receiveLocked`).
     /// - Throws: only local storage failures (the message is then delivered again).
     func receive(_ message: KafkaMessage) async throws -> Receipt {
+        try await mode.withLock { try await receiveUnderMode(message) }
+    }
+
+    private func receiveUnderMode(_ message: KafkaMessage) async throws -> Receipt {
         switch CommandValidation.validate(
             key: message.key, value: message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey)
         {
@@ -29,6 +36,7 @@ extension AgentEngine {
                 metadata: [LogKey.reason: "\(reason.rawValue)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
             return .rejected(reason)
         case .accepted(let command):
+            guard let keys = keyRing.keys else { return try await receiveLocked(command) }
             var logger = logger
             logger[metadataKey: LogKey.command] = "\(command.commandID.text)"
             switch try await store.enqueue(command) {
@@ -41,7 +49,7 @@ extension AgentEngine {
                     ])
                 commandsQueued.signal()
             case .duplicate(done: true, offsetCommitted: true):
-                let ack = try await store.ackReplay(command, signer: signer)
+                let ack = try await store.ackReplay(command, signer: keys.signer)
                 logger.info("replayed command answered already_applied", metadata: [LogKey.fmkVersion: "\(ack.fmkVersion)"])
                 acksOwed.signal()
             case .duplicate:
@@ -60,13 +68,18 @@ extension AgentEngine {
     /// rotation that does.
     /// - Throws: the first transient `AgentError` (grant service unreachable or behind)
     ///   once everything else was done; those commands stay pending. Storage failures.
+    ///
+    /// While locked, only erasures run (`erasePendingWhileLocked`); at the first pass after an
+    /// unlock the sealed inbox is moved into the inbox first.
     func processPendingCommands() async throws {
         try await work.withLock {
+            guard let keys = keyRing.keys else { return try await erasePendingWhileLocked() }
+            try await drainSealedInbox(keys)
             var waiting: Set<UUID> = []
             var firstTransient: AgentError?
             for command in try await store.pendingCommands() where !waiting.contains(command.familyMemberID) {
                 do {
-                    try await process(command)
+                    try await process(command, keys: keys)
                 } catch let error as AgentError where error.isTransient {
                     waiting.insert(command.familyMemberID)
                     firstTransient = firstTransient ?? error
@@ -76,7 +89,7 @@ extension AgentEngine {
         }
     }
 
-    private func process(_ command: DeviceCommand) async throws {
+    private func process(_ command: DeviceCommand, keys: UnlockedKeys) async throws {
         let started = ContinuousClock.now
         let local = try await store.familyMember(command.familyMemberID)
         let decision = CommandDecision.decide(command, local: local)
@@ -92,7 +105,7 @@ extension AgentEngine {
         case .rotate(let minimum):
             do {
                 change = .rotate(
-                    try await fetcher.rotation(command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0))
+                    try await keys.fetcher.rotation(command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0))
             } catch let error as AgentError where error.isTransient {
                 throw error
             } catch let error as AgentError where error.code == .accessRevoked {
@@ -109,14 +122,14 @@ extension AgentEngine {
         let faults = self.faults
         guard
             let (ack, effect) = try await store.complete(
-                command, change: change, outcome: outcome, error: failure, signer: signer, started: started,
+                command, change: change, outcome: outcome, error: failure, signer: keys.signer, started: started,
                 beforeCommit: { try faults.beforeCommandCommit(command) })
         else { return }
         acksOwed.signal()
         log(command, decision: decision, ack: ack, effect: effect, previous: local.heldVersion)
     }
 
-    private func log(_ command: DeviceCommand, decision: CommandDecision, ack: DeviceAck, effect: ChangeEffect, previous: Int) {
+    func log(_ command: DeviceCommand, decision: CommandDecision, ack: DeviceAck, effect: ChangeEffect, previous: Int) {
         var metadata: Logger.Metadata = [
             LogKey.command: "\(command.commandID.text)", LogKey.familyMember: "\(command.familyMemberID.text)",
             LogKey.action: "\(command.action.rawValue)", LogKey.outcome: "\(ack.outcome.rawValue)",

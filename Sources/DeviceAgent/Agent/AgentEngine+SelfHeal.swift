@@ -15,23 +15,29 @@ extension AgentEngine {
     /// command: a newer version → rotate; 403 → erase; the same version → fetch record
     /// changes since the cursor; newly accessible family members → download. This is what
     /// heals a device that was offline for longer than the commands topic keeps messages.
+    /// A locked agent cannot authenticate to the grant service: the pass is skipped (an
+    /// empty report) and runs again after the unlock.
     /// - Throws: a transient `AgentError` when the grant service cannot be reached (retry
     ///   later); per-family-member refusals are logged, counted and skipped.
     func selfHeal() async throws -> HealReport {
         try await work.withLock {
             var report = HealReport()
+            guard let fetcher = keyRing.keys?.fetcher else {
+                logger.debug("self-heal skipped while locked")
+                return report
+            }
             let started = ContinuousClock.now
             let accessible = try await fetcher.accessibleFamilyMembers()
             let known = try await store.familyMembers()
             for state in known where state.status == .active {
-                try await heal(state, report: &report)
+                try await heal(state, fetcher: fetcher, report: &report)
             }
             let held = Set(known.filter { $0.status == .active }.map(\.familyMemberID))
             for member in accessible where !held.contains(member.familyMemberID) {
                 let previous = known.first { $0.familyMemberID == member.familyMemberID }
                 try await rotate(
                     member.familyMemberID, minimum: member.currentFMKVersion, floor: previous?.versionFloor ?? 0,
-                    previous: 0, report: &report)
+                    previous: 0, fetcher: fetcher, report: &report)
             }
             if report != HealReport() {
                 logger.notice(
@@ -46,7 +52,7 @@ extension AgentEngine {
         }
     }
 
-    private func heal(_ state: FamilyMemberState, report: inout HealReport) async throws {
+    private func heal(_ state: FamilyMemberState, fetcher: FamilyMemberFetcher, report: inout HealReport) async throws {
         let remote: Int
         do {
             remote = try await fetcher.currentVersion(state.familyMemberID)
@@ -66,7 +72,8 @@ extension AgentEngine {
         }
         if remote > state.fmkVersion {
             try await rotate(
-                state.familyMemberID, minimum: remote, floor: state.versionFloor, previous: state.fmkVersion, report: &report)
+                state.familyMemberID, minimum: remote, floor: state.versionFloor, previous: state.fmkVersion, fetcher: fetcher,
+                report: &report)
         } else if remote < state.versionFloor {
             try await refuse(state.familyMemberID, "the grant service reports FMK v\(remote) below v\(state.versionFloor) already seen", report: &report)
         } else {
@@ -75,7 +82,7 @@ extension AgentEngine {
                     // The version moved while we looked: rotate now rather than wait a period.
                     return try await rotate(
                         state.familyMemberID, minimum: state.fmkVersion + 1, floor: state.versionFloor,
-                        previous: state.fmkVersion, report: &report)
+                        previous: state.fmkVersion, fetcher: fetcher, report: &report)
                 }
                 let effect = try await store.apply(.incremental(changes))
                 if effect.changed { report.synced.append(state.familyMemberID) }
@@ -85,7 +92,9 @@ extension AgentEngine {
         }
     }
 
-    private func rotate(_ id: UUID, minimum: Int, floor: Int, previous: Int, report: inout HealReport) async throws {
+    private func rotate(
+        _ id: UUID, minimum: Int, floor: Int, previous: Int, fetcher: FamilyMemberFetcher, report: inout HealReport
+    ) async throws {
         let started = ContinuousClock.now
         do {
             let result = try await fetcher.rotation(id, minimum: minimum, floor: floor)

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
-import RescindKafka
 import RescindProtocol
 
 /// The agent's state machine: receives verified commands into the inbox, carries them out
@@ -10,45 +9,61 @@ import RescindProtocol
 /// call into it; it owns no task of its own.
 final class AgentEngine: Sendable {
     let configuration: AgentConfiguration
-    let keystore: Keystore
+    /// Who this device is and its inbox public key: known while locked.
+    let identity: KeystoreIdentity
+    /// The unlocked keys, absent while locked.
+    let keyRing: KeyRing
     let store: AgentStore
-    let fetcher: FamilyMemberFetcher
-    let signer: AckSigner
     let logger: Logger
     let faults: AgentFaults
-    /// Serialises commands and self-healing (each downloads, then writes).
+    /// Serialises commands, self-healing, lock and unlock (each downloads, then writes).
     let work = AsyncLock()
+    /// Serialises the receipt of a command with the switch between locked and unlocked, so
+    /// a command is either sealed or stored in the clear, never lost in between.
+    let mode = AsyncLock()
     /// Set when a command lands in the inbox.
     let commandsQueued = WakeSignal()
     /// Set when an ack is owed.
     let acksOwed = WakeSignal()
 
-    init(configuration: AgentConfiguration, keystore: Keystore, store: AgentStore, logger: Logger, faults: AgentFaults) {
+    /// An engine that starts locked when `keystore` is `nil`.
+    init(
+        configuration: AgentConfiguration, identity: KeystoreIdentity, keystore: Keystore?, store: AgentStore, logger: Logger,
+        faults: AgentFaults
+    ) {
         self.configuration = configuration
-        self.keystore = keystore
+        self.identity = identity
+        self.keyRing = KeyRing(keystore.map { UnlockedKeys($0, grantServiceURL: configuration.grantServiceURL) })
         self.store = store
-        let session = UserSession(
-            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL)
-        self.fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey)
-        self.signer = AckSigner(deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
         var logger = logger
-        logger[metadataKey: LogKey.device] = "\(keystore.deviceID.text)"
+        logger[metadataKey: LogKey.device] = "\(identity.deviceID.text)"
         self.logger = logger
         self.faults = faults
     }
 
-    var deviceID: UUID { keystore.deviceID }
+    convenience init(configuration: AgentConfiguration, keystore: Keystore, store: AgentStore, logger: Logger, faults: AgentFaults) {
+        self.init(
+            configuration: configuration, identity: KeystoreIdentity(keystore), keystore: keystore, store: store, logger: logger,
+            faults: faults)
+    }
+
+    var deviceID: UUID { identity.deviceID }
+
+    /// The unlocked keystore; `AgentError.locked` while locked.
+    var keystore: Keystore {
+        get throws { try keyRing.unlocked().keystore }
+    }
 
     /// The FMK of an active family member, unwrapped from the cache.
     func fmk(of state: FamilyMemberState) throws -> SecretKey {
         guard state.status == .active, let wrapped = state.wrappedFMK else {
             throw AgentError(.accessRevoked, "no FMK is held for family member \(state.familyMemberID.text)")
         }
+        let storageKey = try keystore.storageKey
         do {
             return try FMKWrapping.unwrapForOwner(
                 [UInt8](wrapped), familyMemberID: state.familyMemberID, version: UInt32(state.fmkVersion),
-                masterKey: keystore.storageKey)
+                masterKey: storageKey)
         } catch {
             throw AgentError(.verificationFailed, "the cached FMK of \(state.familyMemberID.text) does not unwrap")
         }

@@ -28,6 +28,9 @@ public struct AgentStatus: Sendable, Codable {
     public var familyMembers: [Member]
     public var lastCommand: Command?
     public var pendingCommands: Int
+    /// Commands received while locked, sealed until the unlock (erasures among them are
+    /// already carried out; their acks are signed at the unlock).
+    public var sealedCommands: Int
     public var owedAcks: Int
     /// Acks the broker acknowledged.
     public var sentAcks: Int
@@ -67,6 +70,7 @@ public struct AgentStatus: Sendable, Codable {
             return AgentStatus(
                 deviceID: deviceID, userID: userID, familyMembers: members, lastCommand: last,
                 pendingCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM commands WHERE state = 'pending'") ?? 0,
+                sealedCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM sealed_inbox") ?? 0,
                 owedAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL") ?? 0,
                 sentAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL") ?? 0,
                 counters: counters)

@@ -9,24 +9,44 @@ import UnixSignals
 public final class DeviceAgent: Sendable {
     let engine: AgentEngine
 
-    public var deviceID: UUID { engine.keystore.deviceID }
-    public var userID: UUID { engine.keystore.userKeys.userID }
+    public var deviceID: UUID { engine.identity.deviceID }
+    public var userID: UUID { engine.identity.userID }
+    /// Whether the agent runs without its keys (see `lock()`).
+    public var isLocked: Bool { engine.isLocked }
 
     /// Opens an enrolled device.
     ///
     /// Refuses to start (with a one-line `AgentError`) when the data directory or a key file
     /// is accessible by other users, when the passphrase or key file is wrong, or when the
     /// device was never enrolled. Finishes an erasure a crash interrupted (VACUUM).
+    ///
+    /// With `configuration.startLocked` nothing secret is read: the agent runs locked until
+    /// `unlock()` (SIGUSR2 for `run`).
     public static func open(configuration: AgentConfiguration, logger: Logger) async throws -> DeviceAgent {
         try await DeviceAgent(configuration: configuration, logger: logger, faults: AgentFaults())
     }
 
     init(configuration: AgentConfiguration, logger: Logger, faults: AgentFaults) async throws {
         try SecureFiles.prepareDirectory(configuration.dataDirectory)
-        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let keystore: Keystore?
+        let identity: KeystoreIdentity
+        if configuration.startLocked {
+            if case .passphrase = configuration.unlock {
+                throw AgentError(
+                    .configuration,
+                    "a locked agent unlocks from RESCIND_AGENT_PASSPHRASE_FILE or RESCIND_AGENT_KEY_FILE, not RESCIND_AGENT_PASSPHRASE")
+            }
+            keystore = nil
+            identity = try KeystoreIdentity.read(path: configuration.keystorePath)
+        } else {
+            let opened = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+            keystore = opened
+            identity = KeystoreIdentity(opened)
+        }
         let store = try AgentStore(path: configuration.databasePath)
         try await store.vacuumIfNeeded()
-        engine = AgentEngine(configuration: configuration, keystore: keystore, store: store, logger: logger, faults: faults)
+        engine = AgentEngine(
+            configuration: configuration, identity: identity, keystore: keystore, store: store, logger: logger, faults: faults)
     }
 
     /// The services, in start order; a graceful shutdown stops them in reverse (the consumer
@@ -39,11 +59,13 @@ public final class DeviceAgent: Sendable {
     }
 
     /// Runs until SIGTERM/SIGINT (graceful) or cancellation.
+    ///
+    /// With `lockSignals`, SIGUSR1 locks the agent and SIGUSR2 unlocks it (`LockControlService`).
     /// - Throws: when a service fails for good (e.g. the local database); the process should
     ///   exit and be restarted, and will converge from its inbox and outbox.
-    public func run(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+    public func run(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true) async throws {
         engine.logger.notice(
-            "device agent starting",
+            isLocked ? "device agent starting locked" : "device agent starting",
             metadata: ["rescind.user": "\(userID.uuidString.lowercased())", "kafka.topic": "\(engine.configuration.commandsTopic)"])
         // Finish what the inbox owes before self-healing, so that a command interrupted by a
         // crash is acknowledged for what it did (`applied`), not overtaken by the self-heal.
@@ -52,9 +74,23 @@ public final class DeviceAgent: Sendable {
         } catch let error as AgentError where error.isTransient {
             engine.logger.warning("pending commands wait for the grant service", metadata: [LogKey.error: "\(error)"])
         }
+        let services = lockSignals ? self.services + [LockControlService(engine: engine)] : self.services
         let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
         try await group.run()
         engine.logger.notice("device agent stopped")
+    }
+
+    /// Drops the keys: the agent keeps consuming, seals what arrives, and erases on
+    /// `secure_deletion`; rotations wait for `unlock()`.
+    public func lock() async throws {
+        try await engine.lock()
+    }
+
+    /// Reads the configured passphrase file or key file again and resumes: sealed commands
+    /// run in arrival order and the acks owed for locked erasures are signed and published.
+    /// - Throws: as `open` does for a wrong or exposed secret; the agent stays locked.
+    public func unlock() async throws {
+        try await engine.unlock()
     }
 
     /// One self-healing pass now (also what the CLI's `sync` does).

@@ -39,7 +39,12 @@ struct CommandConsumerService: Service {
     private func handle(_ message: KafkaMessage, consumer: KafkaConsumer) async throws {
         let receipt = try await engine.receive(message)
         var commandID: UUID?
-        if case .stored(let id) = receipt { commandID = id }
+        var sealedSeq: Int64?
+        switch receipt {
+        case .stored(let id): commandID = id
+        case .sealed(let seq): sealedSeq = seq
+        case .ignored, .rejected: break
+        }
         try await engine.faults.beforeOffsetCommit(
             .init(partition: message.partition, offset: message.offset, commandID: commandID))
         do {
@@ -50,5 +55,6 @@ struct CommandConsumerService: Service {
             return
         }
         if let commandID { try await engine.store.markOffsetCommitted(commandID) }
+        if let sealedSeq { try await engine.store.markSealedOffsetCommitted(sealedSeq) }
     }
 }

@@ -66,6 +66,10 @@ public struct AgentConfiguration: Sendable {
     public var grantServiceKey: Ed25519.PublicKey
     public var kafka: Kafka
     public var unlock: Unlock
+    /// Start without reading any secret (`RESCIND_AGENT_START_LOCKED=true` or `run --locked`):
+    /// the agent runs locked until SIGUSR2. Needs a passphrase file or key file as `unlock`,
+    /// read at each unlock (it may appear only then, e.g. on removable media).
+    public var startLocked = false
     public var keyDerivation = KeyDerivationCost()
     /// How often to compare FMK versions with the grant service; `RESCIND_AGENT_SELF_HEAL_SECONDS`, default 300.
     public var selfHealInterval: Duration = .seconds(300)

@@ -3,7 +3,8 @@ import RescindClient
 import RescindCrypto
 
 /// The agent's keys, unlocked: the user's keys (agreement, identity, master), this device's
-/// signing key, and the storage key that wraps the FMKs cached in the local database.
+/// signing key, the storage key that wraps the FMKs cached in the local database, and the
+/// inbox key that opens commands a locked agent sealed to its public half.
 ///
 /// Every secret is a guarded-memory type (`SecretKey`, `X25519.PrivateKey`,
 /// `Ed25519.PrivateKey`); on disk they exist only AES-key-wrapped under the key-encryption
@@ -13,6 +14,15 @@ struct Keystore: Sendable {
     let deviceID: UUID
     let deviceKey: Ed25519.PrivateKey
     let storageKey: SecretKey
+    let inboxKey: X25519.PrivateKey
+
+    init(userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, storageKey: SecretKey, inboxKey: X25519.PrivateKey = X25519.PrivateKey()) {
+        self.userKeys = userKeys
+        self.deviceID = deviceID
+        self.deviceKey = deviceKey
+        self.storageKey = storageKey
+        self.inboxKey = inboxKey
+    }
 
     var signer: String { "device:\(deviceID.uuidString.lowercased())" }
 
@@ -20,8 +30,14 @@ struct Keystore: Sendable {
     func write(to path: String, unlock: AgentConfiguration.Unlock, cost: AgentConfiguration.KeyDerivationCost) async throws {
         let derivation = KeyEncryptionKey.newDerivation(for: unlock, cost: cost)
         let kek = try await KeyEncryptionKey.derive(unlock, derivation, path: path)
+        try write(to: path, kek: kek, derivation: derivation)
+    }
+
+    private func write(to path: String, kek: SecretKey, derivation: KeystoreFile.Derivation) throws {
         var file = try wrapped(under: kek, format: KeystoreFile.keystoreFormat, derivation: derivation)
         file.storageKey = Data(try AESKeyWrap.wrap(storageKey, using: kek))
+        file.inboxPublicKey = Data(inboxKey.publicKey.rawRepresentation)
+        file.inboxKey = Data(try inboxKey.wrapped(using: kek))
         try SecureFiles.writeOwnerOnly(try file.encoded(), to: path)
     }
 
@@ -41,7 +57,19 @@ struct Keystore: Sendable {
         else {
             throw AgentError(.invalidKeystore, "\(path) has no usable storage key")
         }
-        return Keystore(userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey)
+        guard let wrappedInbox = file.inboxKey else {
+            // A keystore from before locked mode: add an inbox key now, while the KEK is at hand.
+            let keystore = Keystore(userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey)
+            try keystore.write(to: path, kek: kek, derivation: file.derivation)
+            return keystore
+        }
+        guard let inboxKey = try? X25519.PrivateKey(unwrapping: [UInt8](wrappedInbox), using: kek),
+            file.inboxPublicKey == Data(inboxKey.publicKey.rawRepresentation)
+        else {
+            throw AgentError(.invalidKeystore, "\(path) has no usable inbox key")
+        }
+        return Keystore(
+            userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey, inboxKey: inboxKey)
     }
 
     func wrapped(under kek: SecretKey, format: String, derivation: KeystoreFile.Derivation) throws -> KeystoreFile {

@@ -34,11 +34,17 @@ struct KeystoreFile: Codable, Sendable {
     var deviceKey: Data
     /// Wraps this device's cached FMKs; never exported in a bundle.
     var storageKey: Data?
+    /// The device's inbox X25519 public key, in the clear: a locked agent seals the commands
+    /// it receives to it (`SealedInbox`). Never in a bundle.
+    var inboxPublicKey: Data?
+    /// The inbox private key, wrapped like the others; needed only to unseal at unlock.
+    var inboxKey: Data?
 
     enum CodingKeys: String, CodingKey {
         case format, derivation, userID = "user_id", deviceID = "device_id"
         case agreementKey = "agreement_key", identityKey = "identity_key", masterKey = "master_key"
         case deviceKey = "device_key", storageKey = "storage_key"
+        case inboxPublicKey = "inbox_public_key", inboxKey = "inbox_key"
     }
 
     func encoded() throws -> Data {

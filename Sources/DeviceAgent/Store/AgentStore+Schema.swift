@@ -63,6 +63,20 @@ extension AgentStore {
                     CREATE TABLE maintenance (task TEXT PRIMARY KEY);
                     """)
         }
+        migrator.registerMigration("v2-sealed-inbox") { db in
+            // Commands a locked agent received, each sealed (crypto_box_seal) to the device's
+            // inbox public key: the command, and for an erasure done while locked what it did
+            // (the draft of its ack). Opened, moved into `commands` and signed at unlock.
+            try db.execute(
+                sql: """
+                    CREATE TABLE sealed_inbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        sealed BLOB NOT NULL,
+                        received_at REAL NOT NULL,
+                        offset_committed INTEGER NOT NULL DEFAULT 0
+                    );
+                    """)
+        }
         return migrator
     }
 }

@@ -34,6 +34,8 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unavailable = Code(rawValue: "unavailable")
         /// The grant service refused a request for another reason.
         public static let serviceRefused = Code(rawValue: "service_refused")
+        /// The agent runs locked: the work needs its keys (it waits for the unlock).
+        public static let locked = Code(rawValue: "locked")
         /// A fault injected by a test.
         public static let injectedFault = Code(rawValue: "injected_fault")
     }

@@ -152,7 +152,7 @@ final class RunningAgent: Sendable {
 
     init(_ agent: DeviceAgent) {
         self.agent = agent
-        task = Task { try await agent.run(gracefulShutdownSignals: []) }
+        task = Task { try await agent.run(gracefulShutdownSignals: [], lockSignals: false) }
     }
 
     /// Cancels and waits; returns the error the agent ended with, if any.

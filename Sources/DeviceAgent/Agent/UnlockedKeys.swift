@@ -1,0 +1,19 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+
+/// Everything the agent can do only while unlocked, built from one opened keystore: talk
+/// to the grant service as this device, unwrap cached FMKs, sign acks, open the sealed inbox.
+struct UnlockedKeys: Sendable {
+    let keystore: Keystore
+    let fetcher: FamilyMemberFetcher
+    let signer: AckSigner
+
+    init(_ keystore: Keystore, grantServiceURL: URL) {
+        self.keystore = keystore
+        let session = UserSession(
+            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL)
+        fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey)
+        signer = AckSigner(deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import RescindClient
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+@testable import DeviceAgent
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Locked agents as an operator runs them: `rescind-agent run --locked`, a real revocation,
+/// then SIGUSR2.
+@Suite("rescind-agent locked", .serialized, .enabled(if: AgentProcess.executable != nil))
+struct LockedProcessTests {
+    @Test("a locked agent erases on secure_deletion at once and rotates after the unlock; each sends one signed ack")
+    func erasesLockedRotatesAfterUnlock() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let keptUser = try await service.user("Adult B")
+            let revokedUser = try await service.user("Adult C")
+            let plaintexts = (1...10).map { "locked note \($0): unmistakable-plaintext-\($0)" }
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: plaintexts)
+            try await owner.grant(member.id, to: keptUser.keys.userID)
+            try await owner.grant(member.id, to: revokedUser.keys.userID)
+            let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
+            let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
+            defer {
+                kept.directory.remove()
+                revoked.directory.remove()
+            }
+
+            // Filled once while unlocked, then started locked: no secret is read at start.
+            var processes: [AgentProcess] = []
+            for device in [kept, revoked] {
+                let (status, output) = try await AgentProcess.run(["sync"], environment: ProcessTests.environment(device.configuration))
+                #expect(status == 0, "\(output)")
+                let file = try device.directory.write("passphrase", Data((AgentTestKit.passphrase + "\n").utf8))
+                let process = try AgentProcess(
+                    ["run", "--locked"],
+                    environment: ProcessTests.environment(device.configuration, unlock: ["RESCIND_AGENT_PASSPHRASE_FILE": file]))
+                try await process.waitFor("device agent starting locked")
+                try await process.waitFor("lock control ready")
+                try await process.waitFor("partitions assigned")
+                processes.append(process)
+            }
+            let (keptProcess, revokedProcess) = (processes[0], processes[1])
+
+            _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
+            try await revokedProcess.waitFor("destroyed the FMK while locked")
+            try await keptProcess.waitFor("command sealed until the unlock")
+
+            // Locked: erased, nothing signed yet; the rotation waits sealed.
+            let revokedLocked = try await AgentStatus.read(configuration: revoked.configuration)
+            #expect(revokedLocked.familyMembers.map(\.status) == ["revoked"])
+            #expect(revokedLocked.sealedCommands == 1 && revokedLocked.owedAcks == 0 && revokedLocked.sentAcks == 0)
+            let keptLocked = try await AgentStatus.read(configuration: kept.configuration)
+            #expect(keptLocked.familyMembers.map(\.fmkVersion) == [1] && keptLocked.sealedCommands == 1)
+            #expect(try await AgentTestKit.acks(service, from: revoked, for: .seconds(1)).isEmpty)
+
+            for process in processes { process.signal(SIGUSR2) }
+            for process in processes { try await process.waitFor("agent unlocked") }
+            try await AgentTestKit.eventually("rotation and acks after the unlock") {
+                let keptStatus = try await AgentStatus.read(configuration: kept.configuration)
+                let revokedStatus = try await AgentStatus.read(configuration: revoked.configuration)
+                return keptStatus.familyMembers.map(\.fmkVersion) == [2] && keptStatus.sentAcks == 1 && keptStatus.owedAcks == 0
+                    && revokedStatus.sentAcks == 1 && revokedStatus.owedAcks == 0 && revokedStatus.sealedCommands == 0
+            }
+            for process in processes {
+                process.signal(SIGTERM)
+                #expect(try await process.exitStatus() == 0)
+            }
+
+            let keptAcks = try await AgentTestKit.acks(service, from: kept)
+            #expect(keptAcks.map(\.outcome) == [.applied])
+            #expect(keptAcks.first?.action == .fmkRotation && keptAcks.first?.fmkVersion == 2)
+            let revokedAcks = try await AgentTestKit.acks(service, from: revoked)
+            #expect(revokedAcks.map(\.outcome) == [.applied])
+            #expect(revokedAcks.first?.action == .secureDeletion && revokedAcks.first?.recordsProcessed == plaintexts.count)
+            #expect(try await kept.open().plaintexts(of: member.id) == member.records)
+            let denied = await #expect(throws: GrantServiceError.self) { try await revoked.session.client.wrappedKey(member.id) }
+            #expect(denied?.status == 403)
+        }
+    }
+}
