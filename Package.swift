@@ -98,9 +98,21 @@ let package = Package(
 
         // MARK: Services
 
+        // What every Rescind service shares: the JSON error type and middleware, signing key files.
+        .target(
+            name: "RescindServiceSupport",
+            dependencies: [
+                "RescindCrypto",
+                "RescindProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         .target(
             name: "GrantService",
             dependencies: [
+                "RescindServiceSupport",
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindKafka",
@@ -118,6 +130,7 @@ let package = Package(
         .target(
             name: "AuditService",
             dependencies: [
+                "RescindServiceSupport",
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindKafka",

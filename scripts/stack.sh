@@ -97,7 +97,7 @@ pg_up() {
     else
         say "starting PostgreSQL on 127.0.0.1:$PG_PORT"
         as_pg_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-p $PG_PORT -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null \
+            -o "-p $PG_PORT -k $dir -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=256MB" start >/dev/null \
             || { tail -n 20 "$dir/server.log" >&2; die "PostgreSQL did not start"; }
     fi
     if ! PGPASSWORD=$PG_PASSWORD psql -h 127.0.0.1 -p "$PG_PORT" -U "$PG_USER" -d postgres -tAc \

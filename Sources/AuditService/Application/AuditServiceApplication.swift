@@ -6,6 +6,7 @@ import RescindKafka
 import RescindPostgres
 import RescindProtocol
 import ServiceLifecycle
+import RescindServiceSupport
 
 /// Builds the audit service: the input consumer, the deadline monitor, the
 /// notification relay, the live event stream and the HTTP API, sharing one pool.

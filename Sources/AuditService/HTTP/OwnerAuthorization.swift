@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import RescindPostgres
+import RescindServiceSupport
 
 /// Who may read a family member's access log: its current owner, as the latest event
 /// names them. The audit service has no users: the caller presents the bearer token the

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindPostgres
+import RescindServiceSupport
 
 /// The owner's access log (the guide's "Settings > Access Log"), sealed entries only:
 /// the client opens `encrypted_details` with the owner's X25519 key.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import RescindServiceSupport
 
 /// `GET /v1/events`: the live event stream as Server-Sent Events, optionally for one
 /// family member (`?family_member_id=`). A client resumes with `Last-Event-ID` (or

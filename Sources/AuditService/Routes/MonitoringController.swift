@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// What the monitoring page reads: recent revocations with per-device state, recent
 /// rejections, and the page itself. Operator endpoints (ids and states, no details):

@@ -3,6 +3,7 @@ import Hummingbird
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Health, readiness, metrics and the audit service's public key (which verifies its
 /// notifications and the signatures of audit entries).

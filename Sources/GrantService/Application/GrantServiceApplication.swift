@@ -7,6 +7,7 @@ import RescindKafka
 import RescindPostgres
 import RescindProtocol
 import ServiceLifecycle
+import RescindServiceSupport
 
 /// Builds the grant service: the HTTP API, the outbox relay and the janitor,
 /// sharing one connection pool and one Kafka producer.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindCrypto
+import RescindServiceSupport
 
 /// Resolves `Authorization: Bearer <token>` to the device it was issued to.
 /// Tokens are stored as SHA-256 hashes; an expired token or a retired device is a 401.

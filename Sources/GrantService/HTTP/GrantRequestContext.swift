@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindProtocol
+import RescindServiceSupport
 
 /// Per-request state: the authenticated device (set by `BearerAuthenticator`)
 /// and the body limit, which the revocation upload route raises.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindProtocol
+import RescindServiceSupport
 
 /// Decodes request bodies with Rescind's JSON conventions and maps every
 /// decoding failure to a 400 (or 413) with a message that names the problem.

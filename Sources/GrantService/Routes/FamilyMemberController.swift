@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindProtocol
+import RescindServiceSupport
 
 /// Family members, their keys and grants, and ownership.
 struct FamilyMemberController {

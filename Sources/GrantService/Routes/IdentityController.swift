@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import RescindCrypto
 import RescindProtocol
+import RescindServiceSupport
 
 /// Registration and device authentication (challenge–response with the device's Ed25519 key).
 struct IdentityController {

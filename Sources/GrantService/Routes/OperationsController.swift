@@ -4,6 +4,7 @@ import Prometheus
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Health, readiness, metrics, the OpenAPI document and the service's public signing key.
 struct OperationsController {

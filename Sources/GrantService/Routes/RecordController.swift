@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindProtocol
+import RescindServiceSupport
 
 /// Encrypted records and the incremental-sync feed.
 struct RecordController {

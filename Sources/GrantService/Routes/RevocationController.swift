@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import RescindProtocol
+import RescindServiceSupport
 
 /// Begin → upload batches → commit (or abandon), and the stolen-device variant.
 struct RevocationController {

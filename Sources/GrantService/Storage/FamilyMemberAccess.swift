@@ -1,5 +1,6 @@
 import Foundation
 import RescindPostgres
+import RescindServiceSupport
 
 /// What a user may do with a family member, read in the caller's transaction.
 struct FamilyMemberAccess: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Family members, their access grants and the wrapped FMKs those grants carry.
 struct FamilyMemberStore: Sendable {

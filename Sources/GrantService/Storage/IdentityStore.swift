@@ -1,6 +1,7 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Users, devices and the device-authentication state (challenges, hashed tokens).
 struct IdentityStore: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Encrypted records and the change feed devices sync from.
 struct RecordStore: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
+import RescindServiceSupport
 
 /// Large, atomic revocations: begin → upload re-encrypted records in batches
 /// into a staging area → commit everything in one transaction.

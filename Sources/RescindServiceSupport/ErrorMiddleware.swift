@@ -1,12 +1,13 @@
 import Hummingbird
 import Logging
-import RescindProtocol
 
-/// Gives every failure the JSON error shape: our own `APIError`s pass through,
-/// Hummingbird's errors (unknown route, bad parameter) keep their status, and
-/// anything unexpected becomes a 500 that reveals nothing and is logged.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+/// Gives every failure the JSON error shape: `APIError`s pass through, Hummingbird's
+/// errors (unknown route, bad parameter) keep their status, and anything unexpected
+/// becomes a 500 that reveals nothing and is logged.
+public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -31,17 +32,5 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .unauthorized: "unauthenticated"
         default: "http_\(status.code)"
         }
-    }
-}
-
-/// Sets the body limit for the routes below it.
-struct BodyLimitMiddleware: RouterMiddleware {
-    typealias Context = GrantRequestContext
-    let bytes: Int
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
-        context.bodyLimit = bytes
-        return try await next(request, context)
     }
 }

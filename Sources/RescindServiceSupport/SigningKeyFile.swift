@@ -1,12 +1,12 @@
 import Foundation
 import RescindCrypto
 
-/// The grant service's Ed25519 signing key, kept as a 32-byte seed in a file
-/// readable by its owner only. Agents pin the matching public key.
-enum SigningKeyFile {
+/// A service's Ed25519 signing key, kept as a 32-byte seed in a file readable by its
+/// owner only. Whoever verifies the service's messages pins the matching public key.
+public enum SigningKeyFile {
     /// Loads the key; when `createIfMissing`, first creates the file with a fresh seed (mode 0600).
     /// - Throws: `SigningKeyFileError` with the path and what is wrong (never the key).
-    static func load(path: String, createIfMissing: Bool) throws -> Ed25519.PrivateKey {
+    public static func load(path: String, createIfMissing: Bool) throws -> Ed25519.PrivateKey {
         let manager = FileManager.default
         if !manager.fileExists(atPath: path) {
             guard createIfMissing else { throw SigningKeyFileError(path: path, problem: "does not exist") }
@@ -32,8 +32,9 @@ enum SigningKeyFile {
     }
 }
 
-struct SigningKeyFileError: Error, CustomStringConvertible {
-    let path: String
-    let problem: String
-    var description: String { "signing key file \(path) \(problem)" }
+/// A key file that cannot be used, named by its path; the key itself is never shown.
+public struct SigningKeyFileError: Error, CustomStringConvertible {
+    public let path: String
+    public let problem: String
+    public var description: String { "signing key file \(path) \(problem)" }
 }

@@ -1,0 +1,11 @@
+import Hummingbird
+import RescindServiceSupport
+
+/// The grant service's own error cases (the shared ones live in RescindServiceSupport).
+extension APIError {
+    static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
+    static let accessRevoked = APIError(.forbidden, "access_revoked", "your access to this family member was revoked")
+    static func versionConflict(current: Int) -> APIError {
+        APIError(.conflict, "version_conflict", "the family member is at FMK version \(current); refresh and retry")
+    }
+}

@@ -1,0 +1,41 @@
+import Hummingbird
+import RescindProtocol
+
+/// Every failure a client of a Rescind service sees: a status, a stable code and a
+/// message for people, as `{"error": {"code", "message"}}` (`APIErrorBody`).
+///
+/// Messages never carry stored values, key material or SQL; they say what was wrong
+/// with the request. Services add their own cases in extensions.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = try CanonicalJSON.encode(APIErrorBody(code: code, message: message))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension APIError {
+    public static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "bad_request", message) }
+    public static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
+    public static func notFound(_ what: String) -> APIError { APIError(.notFound, "not_found", "\(what) not found") }
+    public static func conflict(_ code: String, _ message: String) -> APIError { APIError(.conflict, code, message) }
+    public static func unprocessable(_ code: String, _ message: String) -> APIError {
+        APIError(.unprocessableContent, code, message)
+    }
+    public static func payloadTooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, "payload_too_large", "request bodies are limited to \(limit) bytes")
+    }
+    public static let unavailable = APIError(.serviceUnavailable, "unavailable", "the service is not ready")
+}
