@@ -5,25 +5,25 @@ import RescindCrypto
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
-import RescindTestSupport
 import ServiceLifecycle
 
 /// A real audit service for one test: its own PostgreSQL schema, topics behind a unique
 /// prefix on an in-process Kafka cluster (librdkafka's mock broker over TCP), a free
 /// loopback port. It can be stopped gracefully and started again on the same schema,
-/// cluster and consumer group (restart tests).
-final class AuditServiceHarness: Sendable {
-    static let partitions: Int32 = 2
+/// cluster and consumer group (restart tests). To audit a `GrantServiceHarness`, pass its
+/// cluster and topic prefix, and its URL or key (see `with(auditing:)`).
+public final class AuditServiceHarness: Sendable {
+    public static let partitions: Int32 = 2
 
-    let configuration: AuditServiceConfiguration
-    let cluster: DevelopmentCluster
-    let baseURL: URL
-    let auditKey: Ed25519.PublicKey
+    public let configuration: AuditServiceConfiguration
+    public let cluster: DevelopmentCluster
+    public let baseURL: URL
+    public let auditKey: Ed25519.PublicKey
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    var topicPrefix: String { configuration.kafka.topicPrefix }
-    var schema: String { configuration.database.schema }
+    public var topicPrefix: String { configuration.kafka.topicPrefix }
+    public var schema: String { configuration.database.schema }
 
     private init(
         configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, baseURL: URL, auditKey: Ed25519.PublicKey,
@@ -37,14 +37,14 @@ final class AuditServiceHarness: Sendable {
         self.task = task
     }
 
-    static var logger: Logger {
+    public static var logger: Logger {
         var logger = Logger(label: "test.audit-service")
         logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
         return logger
     }
 
     /// A configuration for tests: fast group membership and scans, a fresh schema, prefix and key file.
-    static func configuration(
+    public static func configuration(
         cluster: DevelopmentCluster, grantKey: Ed25519.PublicKey?, topicPrefix: String? = nil
     ) -> AuditServiceConfiguration {
         let suffix = UUID().uuidString.prefix(8).lowercased()
@@ -73,7 +73,7 @@ final class AuditServiceHarness: Sendable {
     }
 
     /// Creates the topics (2 partitions each) and starts the service.
-    static func start(configuration: AuditServiceConfiguration, cluster: DevelopmentCluster) async throws -> AuditServiceHarness {
+    public static func start(configuration: AuditServiceConfiguration, cluster: DevelopmentCluster) async throws -> AuditServiceHarness {
         for topic in Topic.allCases {
             try await cluster.createTopic(name: configuration.kafka.topicPrefix + topic.rawValue, partitions: partitions)
         }
@@ -92,21 +92,44 @@ final class AuditServiceHarness: Sendable {
             auditKey: try Ed25519.PrivateKey(seed: &seed).publicKey, group: group, task: task)
     }
 
+    /// Runs `body` against an audit service that reads `grant`'s cluster and topics and fetches
+    /// its key from its URL; always stops it and drops its state.
+    public static func with<Result>(
+        auditing grant: GrantServiceHarness,
+        _ adjust: (inout AuditServiceConfiguration) -> Void = { _ in },
+        _ body: (AuditServiceHarness) async throws -> Result
+    ) async throws -> Result {
+        var configuration = configuration(cluster: grant.cluster, grantKey: nil, topicPrefix: grant.topicPrefix)
+        configuration.grantService.url = grant.baseURL.absoluteString
+        adjust(&configuration)
+        let audit = try await start(configuration: configuration, cluster: grant.cluster)
+        do {
+            let result = try await body(audit)
+            await audit.stop()
+            await audit.dropState()
+            return result
+        } catch {
+            await audit.stop()
+            await audit.dropState()
+            throw error
+        }
+    }
+
     /// Graceful shutdown (SIGTERM's path); the schema and topics stay.
-    func stop() async {
+    public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 
     /// Drops the schema and the key file.
-    func dropState() async {
+    public func dropState() async {
         _ = try? await withConnection { try await $0.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE") }
         try? FileManager.default.removeItem(
             at: URL(fileURLWithPath: configuration.signingKeyFile).deletingLastPathComponent())
     }
 
     @discardableResult
-    func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var database = try PostgresConfiguration(url: configuration.database.url)
         database.searchPath = [schema]
         let connection = try await PostgresConnection.connect(configuration: database, logger: Logger(label: "test.db"))
