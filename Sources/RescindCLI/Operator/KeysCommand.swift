@@ -19,7 +19,8 @@ struct KeysCommand: ParsableCommand {
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a new key file (refuses to overwrite) and print its base64 public key.")
+            abstract: "Write a new key file (refuses to overwrite) and print its base64 public key.",
+            discussion: "Example:\n  rescind keys generate deploy/secrets/grant-service.key")
 
         @Argument(help: "Path of the new key file.")
         var path: String
@@ -41,7 +42,9 @@ struct KeysCommand: ParsableCommand {
     }
 
     struct Public: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the base64 public key of a key file.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print the base64 public key of a key file.",
+            discussion: "Example:\n  rescind keys public deploy/secrets/grant-service.key")
 
         @Argument(help: "Path of the key file.")
         var path: String

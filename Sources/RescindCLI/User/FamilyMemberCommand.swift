@@ -62,7 +62,14 @@ struct FamilyMemberCommand: AsyncParsableCommand {
         @Argument(help: "Family member id.") var familyMember: UUID
 
         func run() async throws {
-            try await profile.session().adoptOwnership(familyMember)
+            let session = try await profile.session()
+            // The service lets any grantee re-wrap its own copy; adopting is only meaningful for the owner.
+            let member = try await session.client.familyMembers().first { $0.familyMemberID == familyMember }
+            guard let member, member.ownerUserID == session.keys.userID else {
+                throw CLIError(
+                    "you do not own \(familyMember.uuidString.lowercased()): its owner first runs `rescind family-member transfer … --to <your user id>`")
+            }
+            try await session.adoptOwnership(familyMember)
             print("your copy of the FMK is now wrapped under your master key")
         }
     }

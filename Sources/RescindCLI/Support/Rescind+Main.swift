@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Rescind {
+    /// ArgumentParser's entry point, with failures of the transport turned into one line a
+    /// person can act on (Foundation's own description of a refused connection is a dump of
+    /// its user-info dictionary).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: presentable(error))
+        }
+    }
+
+    static func presentable(_ error: any Error) -> any Error {
+        // Only Foundation's URL errors: ArgumentParser's own (help, usage, exit codes) pass through untouched.
+        guard let urlError = error as? URLError else { return error }
+        let error = urlError as NSError
+        let url = (error.userInfo[NSURLErrorFailingURLStringErrorKey] as? String)
+            .flatMap(URL.init(string:))
+            .map { "\($0.scheme ?? "http")://\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the service"
+        let underlying = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.userInfo[NSLocalizedDescriptionKey] as? String
+        let reason = (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? underlying ?? "URL error \(error.code)"
+        return CLIError("cannot reach \(url): \(reason.replacingOccurrences(of: "\n", with: " "))")
+    }
+}
