@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+extension CLITests {
+    @Suite("rescind access-log and revocation") struct Audit {
+        @Test(.timeLimit(.minutes(3)))
+        func theOwnerReadsTheDecryptedLogAndTheRevocationsAcks() async throws {
+            try await CLITestBed.with(audit: true) { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
+                try await adultA.ok(["record", "add", emma, "--text", "MMR vaccination, dose 1"])
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                let revoked = try await adultA.ok(["revoke", emma, "--user", adultB.userID, "--reason", "custody change"])
+                let eventID = try #require(
+                    revoked.firstMatch(of: /\(event ([0-9a-f-]{36})\)/).map { String($0.output.1) }, "\(revoked)")
+
+                // The audit service consumes the events asynchronously.
+                let log = try await CLITestBed.eventually("the revocation in the access log") { () -> String? in
+                    let output = try await adultA.run(["access-log", emma])
+                    return output.status == 0 && output.stdout.contains("access revoked") ? output.stdout : nil
+                }
+                let lines = log.split(separator: "\n").map(String.init)
+                // The chain's order is the order the audit service consumed its topics in, so only presence is checked.
+                #expect(lines.count == 3, "\(log)")
+                #expect(lines.contains { $0.hasSuffix("family member created (by Adult A)") }, "\(log)")
+                #expect(lines.contains { $0.hasSuffix("access granted for Adult B (by Adult A)") }, "\(log)")
+                let revocation = try #require(lines.firstIndex { $0.contains("access revoked for Adult B (by Adult A)") }, "\(log)")
+                // The details were sealed to A's key and opened here.
+                #expect(lines[revocation].contains("2 records re-encrypted") && lines[revocation].hasSuffix("— custody change"), "\(log)")
+                #expect(!log.contains("sealed to another key"), "\(log)")
+
+                let verified = try await adultA.ok(["access-log", emma, "--verify"])
+                #expect(verified.split(separator: "\n").last?.hasPrefix("chain verified: ") == true, "\(verified)")
+                #expect(verified.contains("none altered, removed or reordered"))
+
+                // Only the owner reads the log; others get one line.
+                try await adultB.run(["access-log", emma]).expectOneLineError("403")
+                try await adultB.run(["access-log", emma, "--verify"]).expectOneLineError("403")
+                try await adultA.run(["access-log", "emma"]).expectUsageError()
+
+                // Per-device state: A's device rotates, B's device erases; no agent runs, so both wait.
+                let status = try await CLITestBed.eventually("the revocation's status") { () -> String? in
+                    let output = try await adultA.run(["revocation", eventID])
+                    return output.status == 0 ? output.stdout : nil
+                }
+                #expect(status.contains("family member \(emma) → FMK v2, 2 records"), "\(status)")
+                #expect(status.contains("deadline"), "\(status)")
+                let devices = status.split(separator: "\n").filter { $0.hasPrefix("  ") }
+                #expect(devices.count == 2, "\(status)")
+                #expect(devices.contains { $0.contains(adultA.deviceID) && $0.contains("fmk_rotation") }, "\(status)")
+                #expect(devices.contains { $0.contains(adultB.deviceID) && $0.contains("secure_deletion") }, "\(status)")
+
+                try await adultA.run(["revocation", UUID().uuidString.lowercased()]).expectOneLineError("404")
+                try await adultA.run(["revocation"]).expectUsageError()
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+extension CLITests {
+    @Suite("rescind family-member") struct FamilyMember {
+        @Test(.timeLimit(.minutes(3)))
+        func createListTransferAndAdopt() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let adultC = try await bed.person("Adult C")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                #expect(UUID(uuidString: emma) != nil, "not an id: \(emma)")
+                #expect(try await adultA.ok(["family-member", "list"]).trimmed == "\(emma)  FMK v1  owner")
+                #expect(try await adultB.ok(["family-member", "list"]).trimmed.isEmpty)
+
+                try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                #expect(try await adultB.ok(["family-member", "list"]).trimmed == "\(emma)  FMK v1  shared with you")
+
+                // Ownership passes only to someone who already has access, and only from the owner.
+                try await adultA.run(["family-member", "transfer", emma, "--to", adultC.userID])
+                    .expectOneLineError("not_a_grantee")
+                try await adultB.run(["family-member", "transfer", emma, "--to", adultB.userID])
+                    .expectOneLineError("403")
+                try await adultA.run(["family-member", "transfer", emma]).expectUsageError("--to")
+                try await adultA.run(["family-member", "transfer", "not-an-id", "--to", adultB.userID]).expectUsageError()
+
+                let transferred = try await adultA.ok(["family-member", "transfer", emma, "--to", adultB.userID])
+                #expect(transferred.contains("owner is now \(adultB.userID)"), "\(transferred)")
+                #expect(transferred.contains("rescind family-member adopt \(emma)"), "\(transferred)")
+                let adopted = try await adultB.ok(["family-member", "adopt", emma])
+                #expect(adopted.contains("wrapped under your master key"), "\(adopted)")
+                #expect(try await adultB.ok(["family-member", "list"]).trimmed == "\(emma)  FMK v1  owner")
+
+                // The new owner runs the family member: reads, adds, shares.
+                #expect(try await adultB.ok(["record", "show", emma, "--all"]).contains("penicillin allergy"))
+                try await adultB.ok(["record", "add", emma, "--text", "2025-03-02 blood test"])
+                try await adultB.ok(["grant", emma, "--to", adultC.userID])
+                #expect(try await adultC.ok(["record", "show", emma, "--all"]).contains("2025-03-02 blood test"))
+                try await adultC.run(["family-member", "adopt", emma]).expectOneLineError("you do not own \(emma)")
+            }
+        }
+    }
+}

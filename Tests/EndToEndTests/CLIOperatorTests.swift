@@ -1,0 +1,126 @@
+import Foundation
+import RescindTestSupport
+import Testing
+
+extension CLITests {
+    @Suite("rescind tail, migrate, keys, stack") struct Operator {
+        @Test(.timeLimit(.minutes(3)))
+        func tailPrintsTheHarnessTopicsAsLinesOrJSON() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                try await adultA.ok(["revoke", emma, "--user", adultB.userID])
+                let kafka = [
+                    "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.cluster.bootstrapServers,
+                    "RESCIND_TOPIC_PREFIX": bed.grant.topicPrefix,
+                ]
+                let key = Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString()
+                let short = { (id: String) in String(id.prefix(8)) }
+
+                // One command per device: A's device rotates, B's erases; signatures check out.
+                let commands = try await RescindProcess.run(
+                    ["tail", "device_commands", "--from-beginning", "--limit", "2", "--verify-key", key], environment: kafka,
+                    timeout: .seconds(60))
+                #expect(commands.status == 0, "\(commands)")
+                let lines = commands.stdout.split(separator: "\n")
+                #expect(lines.count == 2, "\(commands)")
+                #expect(lines.allSatisfy { $0.contains("✓ grant-service: ") && $0.contains("device_commands[") }, "\(commands)")
+                #expect(lines.contains { $0.contains("fmk_rotation → device \(short(adultA.deviceID)) for \(short(emma)) v2") }, "\(commands)")
+                #expect(lines.contains { $0.contains("secure_deletion → device \(short(adultB.deviceID)) for \(short(emma)) v2") }, "\(commands)")
+
+                let events = try await RescindProcess.run(
+                    ["tail", "revocation_events", "--from-beginning", "--limit", "1"], environment: kafka, timeout: .seconds(60))
+                #expect(events.status == 0, "\(events)")
+                #expect(events.stdout.contains("revocation of user \(short(adultB.userID)) from \(short(emma)) → FMK v2, 1 records, 2 devices"), "\(events)")
+
+                // --json prints each message as it is on the wire: one JSON document per line.
+                let raw = try await RescindProcess.run(
+                    ["tail", "access_events", "--from-beginning", "--limit", "2", "--json"], environment: kafka, timeout: .seconds(60))
+                #expect(raw.status == 0, "\(raw)")
+                let documents = raw.stdout.split(separator: "\n")
+                #expect(documents.count == 2, "\(raw)")
+                for document in documents {
+                    let object = try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any]
+                    #expect(object?["schema"] as? String == "rescind.access_event.v1", "\(document)")
+                    #expect(object?["signature"] != nil, "\(document)")
+                }
+
+                // A signature under another key is flagged, not hidden.
+                let otherKey = Data(repeating: 7, count: 32).base64EncodedString()
+                let forged = try await RescindProcess.run(
+                    ["tail", "device_commands", "--from-beginning", "--limit", "1", "--verify-key", otherKey], environment: kafka,
+                    timeout: .seconds(60))
+                #expect(forged.status == 0 && forged.stdout.contains("✗ grant-service: "), "\(forged)")
+
+                try await RescindProcess.run(["tail", "device_commands", "--verify-key", "not base64!"], environment: kafka)
+                    .expectOneLineError("--verify-key")
+                try await RescindProcess.run(["tail", "no_such_topic"], environment: kafka).expectUsageError()
+            }
+        }
+
+        @Test(.timeLimit(.minutes(2)), arguments: ["grant", "audit"])
+        func migrateAppliesThenIsUpToDate(service: String) async throws {
+            try #require(RescindProcess.isBuilt)
+            let schema = "cli_migrate_\(service)_\(UUID().uuidString.prefix(8).lowercased())"
+            defer { Task { await TestDatabase.dropSchema(schema) } }
+            let directory = GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/\(service)").path
+            let database = ["RESCIND_DATABASE_URL": GrantServiceHarness.databaseURL]
+            let arguments = ["migrate", service, "--schema", schema, "--directory", directory]
+
+            let first = try await RescindProcess.run(arguments, environment: database)
+            #expect(first.status == 0 && first.stdout.hasPrefix("\(schema): applied "), "\(first)")
+            #expect(try await !TestDatabase.tables(in: schema).isEmpty)
+            let second = try await RescindProcess.run(arguments, environment: database)
+            #expect(second.status == 0 && second.stdout.trimmed == "\(schema): up to date", "\(second)")
+            await TestDatabase.dropSchema(schema)
+
+            try await RescindProcess.run(arguments, environment: [:]).expectOneLineError("RESCIND_DATABASE_URL")
+            try await RescindProcess.run(
+                ["migrate", service, "--schema", schema, "--directory", "/nonexistent/migrations"], environment: database
+            ).expectOneLineError("/nonexistent/migrations")
+            try await RescindProcess.run(
+                arguments, environment: ["RESCIND_DATABASE_URL": "postgres://rescind:wrong-password@127.0.0.1:1/rescind"]
+            ).expectOneLineError()
+            try await RescindProcess.run(["migrate", "billing"], environment: database).expectUsageError()
+        }
+
+        @Test(.timeLimit(.minutes(1)))
+        func keysGenerateRefusesToOverwriteAndPublicMatches() async throws {
+            try #require(RescindProcess.isBuilt)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-keys-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("secrets/grant-service.key").path
+
+            let generated = try await RescindProcess.run(["keys", "generate", path])
+            #expect(generated.status == 0, "\(generated)")
+            let publicKey = generated.stdout.trimmed
+            #expect(Data(base64Encoded: publicKey)?.count == 32, "\(generated)")
+            let contents = try #require(FileManager.default.contents(atPath: path))
+            #expect(contents.count == 32)
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+
+            try await RescindProcess.run(["keys", "generate", path]).expectOneLineError("exists; not overwriting")
+            #expect(FileManager.default.contents(atPath: path) == contents)
+            let shown = try await RescindProcess.run(["keys", "public", path])
+            #expect(shown.status == 0 && shown.stdout.trimmed == publicKey, "\(shown)")
+
+            let short = directory.appendingPathComponent("short.key").path
+            FileManager.default.createFile(atPath: short, contents: Data([1, 2, 3]))
+            try await RescindProcess.run(["keys", "public", short]).expectOneLineError("32-byte key file")
+            try await RescindProcess.run(["keys", "public", directory.appendingPathComponent("missing.key").path])
+                .expectOneLineError("32-byte key file")
+            try await RescindProcess.run(["keys", "generate"]).expectUsageError()
+        }
+
+        @Test(.timeLimit(.minutes(1)))
+        func stackRefusesOutsideTheRepository() async throws {
+            try #require(RescindProcess.isBuilt)
+            try await RescindProcess.run(["stack", "status", "--root", "/nonexistent"]).expectOneLineError("scripts/stack.sh not found")
+            try await RescindProcess.run(["stack", "sideways"]).expectUsageError()
+        }
+    }
+}

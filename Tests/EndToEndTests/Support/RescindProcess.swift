@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `rescind` binary from the build directory, run as a separate process. Waiting for
+/// it never blocks a thread of the cooperative pool: the in-process services under test
+/// need those threads to answer it.
+enum RescindProcess {
+    /// The executables sit beside the test bundle in the build directory.
+    static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("rescind")
+
+    static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary.path) }
+
+    /// What one run printed and how it ended.
+    struct Output: CustomStringConvertible {
+        let arguments: [String]
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        let timedOut: Bool
+
+        /// Non-empty lines of both streams, standard error last.
+        var lines: [String] {
+            (stdout + "\n" + stderr).split(separator: "\n").map(String.init)
+                .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        }
+
+        var description: String {
+            "rescind \(arguments.joined(separator: " ")) → \(timedOut ? "timed out" : "exit \(status)")\n"
+                + "stdout: \(stdout)\nstderr: \(stderr)"
+        }
+    }
+
+    /// Runs `rescind arguments` with exactly `environment` (plus a PATH and a HOME of its own),
+    /// standard input closed; kills it after `timeout`.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90)
+    ) async throws -> Output {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("stdout")
+        let errURL = scratch.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path].merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { finished in
+            exited.yield(finished.terminationStatus)
+            exited.finish()
+        }
+        try process.run()
+        let pid = process.processIdentifier
+        let watchdog = Task {
+            try await Task.sleep(for: timeout)
+            kill(pid, SIGKILL)
+            return true
+        }
+        var iterator = exits.makeAsyncIterator()
+        let status = await iterator.next() ?? -1
+        watchdog.cancel()
+        let timedOut = (try? await watchdog.value) ?? false
+        return Output(
+            arguments: arguments, status: status,
+            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), timedOut: timedOut)
+    }
+}
+
+extension RescindProcess.Output {
+    /// A failure the user can act on: non-zero exit, exactly one line (so no stack trace)
+    /// starting with "Error:", containing each of `fragments`.
+    func expectOneLineError(_ fragments: String..., sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!timedOut && status != 0 && status != 64, "\(self)", sourceLocation: sourceLocation)
+        #expect(lines.count == 1, "not one line: \(self)", sourceLocation: sourceLocation)
+        #expect(lines.first?.hasPrefix("Error: ") == true, "\(self)", sourceLocation: sourceLocation)
+        for fragment in fragments {
+            #expect(stderr.contains(fragment), "missing \"\(fragment)\": \(self)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A command line the parser refused: exit 64 (EX_USAGE), the reason first, then the usage.
+    func expectUsageError(_ fragment: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!timedOut && status == 64, "\(self)", sourceLocation: sourceLocation)
+        #expect(lines.first?.hasPrefix("Error: ") == true, "\(self)", sourceLocation: sourceLocation)
+        #expect(stderr.contains("Usage: rescind"), "\(self)", sourceLocation: sourceLocation)
+        if let fragment {
+            #expect(stderr.contains(fragment), "missing \"\(fragment)\": \(self)", sourceLocation: sourceLocation)
+        }
+    }
+}
