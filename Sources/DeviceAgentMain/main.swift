@@ -8,6 +8,8 @@ let usage = """
     usage: rescind-agent [run] [--locked]          run until SIGTERM/SIGINT; SIGUSR1 locks, SIGUSR2 unlocks
            rescind-agent sync                      one self-heal pass, then exit
            rescind-agent status [--json]           what this device holds (no secrets)
+           rescind-agent at-rest on|off            encrypt / decrypt every cached record in place (agent stopped)
+           rescind-agent export-backup --out FILE  the cache without any key (ciphertext under the FMKs + metadata)
            rescind-agent enroll --new-user --name NAME [--device-name NAME]
            rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
            rescind-agent provision-device --name NAME --out FILE
@@ -64,6 +66,17 @@ do {
         } else {
             print(status.summary)
         }
+    case "at-rest":
+        guard arguments.count == 2, let setting = ["on": true, "off": false][arguments[1]] else {
+            throw UsageError(message: "at-rest needs on or off\n\(usage)")
+        }
+        configuration.startLocked = false
+        let migrated = try await DeviceAgent.open(configuration: configuration, logger: logger).setAtRestEncryption(setting)
+        print("at-rest encryption \(arguments[1]); \(migrated) cached record(s) migrated")
+    case "export-backup":
+        let out = try required("--out", in: arguments)
+        let archive = try await DeviceAgent.open(configuration: configuration, logger: logger).exportBackup(to: out)
+        print("wrote \(archive.records.count) record(s) of \(archive.familyMembers.count) family member(s) to \(out); it holds no key")
     case "enroll":
         if let bundle = option("--bundle", in: arguments) {
             let enrolled = try await DeviceEnrollment.importBundle(

@@ -74,7 +74,7 @@ final class AgentEngine: Sendable {
         guard let state = try await store.familyMember(familyMemberID) else { return [:] }
         let fmk = try fmk(of: state)
         var result: [UUID: [UInt8]] = [:]
-        for record in try await store.records(of: familyMemberID) {
+        for record in try await store.records(of: familyMemberID, atRest: keyRing.keys?.atRest) {
             result[record.recordID] = try RecordCipher.open(
                 RecordResponse(
                     recordID: record.recordID, familyMemberID: familyMemberID, fmkVersion: record.fmkVersion,

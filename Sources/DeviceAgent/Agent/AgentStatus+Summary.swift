@@ -5,7 +5,7 @@ extension AgentStatus {
     public var summary: String {
         var lines = [
             "device \(deviceID.uuidString.lowercased()) of user \(userID.uuidString.lowercased())",
-            "family members: \(familyMembers.count)",
+            "family members: \(familyMembers.count)  (at-rest encryption: \(atRestEncryption ? "on" : "off"))",
         ]
         for member in familyMembers {
             lines.append(

@@ -35,6 +35,8 @@ public struct AgentStatus: Sendable, Codable {
     /// Acks the broker acknowledged.
     public var sentAcks: Int
     public var counters: [String: Int]
+    /// Whether cached records are encrypted at rest under the database key.
+    public var atRestEncryption: Bool
 
     /// Reads the status of a data directory without unlocking anything.
     public static func read(configuration: AgentConfiguration) async throws -> AgentStatus {
@@ -73,7 +75,7 @@ public struct AgentStatus: Sendable, Codable {
                 sealedCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM sealed_inbox") ?? 0,
                 owedAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL") ?? 0,
                 sentAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL") ?? 0,
-                counters: counters)
+                counters: counters, atRestEncryption: try AgentStore.atRestEnabled(in: db))
         }
     }
 }

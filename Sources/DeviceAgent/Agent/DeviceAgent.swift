@@ -93,6 +93,28 @@ public final class DeviceAgent: Sendable {
         try await engine.unlock()
     }
 
+    /// Turns at-rest encryption of the record cache on or off, migrating every cached record
+    /// in place in one transaction (see `AtRestLayer`). Needs the agent unlocked.
+    /// - Returns: how many records were migrated.
+    @discardableResult
+    public func setAtRestEncryption(_ enabled: Bool) async throws -> Int {
+        let keys = try engine.keyRing.unlocked()
+        let migrated = try await engine.work.withLock { try await engine.store.setAtRest(enabled, layer: keys.atRest) }
+        engine.logger.notice(
+            enabled ? "at-rest encryption on" : "at-rest encryption off", metadata: [LogKey.records: "\(migrated)"])
+        return migrated
+    }
+
+    /// Writes a key-free backup of the cache (`BackupArchive`) to `path` (0600). Needs the
+    /// agent unlocked only when at-rest encryption is on.
+    /// - Returns: the archive written.
+    @discardableResult
+    public func exportBackup(to path: String) async throws -> BackupArchive {
+        let archive = try await engine.store.backup(deviceID: deviceID, userID: userID, atRest: engine.keyRing.keys?.atRest)
+        try SecureFiles.writeOwnerOnly(try archive.encoded(), to: path)
+        return archive
+    }
+
     /// One self-healing pass now (also what the CLI's `sync` does).
     public func selfHeal() async throws {
         _ = try await engine.selfHeal()

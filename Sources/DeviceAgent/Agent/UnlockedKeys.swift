@@ -9,11 +9,13 @@ struct UnlockedKeys: Sendable {
     let fetcher: FamilyMemberFetcher
     let signer: AckSigner
 
+    var atRest: AtRestLayer { fetcher.atRest }
+
     init(_ keystore: Keystore, grantServiceURL: URL) {
         self.keystore = keystore
         let session = UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL)
-        fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey)
+        fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey, atRest: AtRestLayer(key: keystore.atRestKey))
         signer = AckSigner(deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
     }
 }

@@ -8,7 +8,8 @@ import RescindCrypto
 /// again with AES-256-GCM under an ephemeral key drawn here and never written anywhere; the
 /// key lives in guarded memory and is zeroed when this function returns. Recovering a record
 /// would then need both that key and the FMK, which the caller destroys in the same
-/// transaction. No plaintext is ever produced, so erasure works without unwrapping the FMK.
+/// transaction. No plaintext is ever produced, so erasure works without unwrapping the FMK,
+/// and without the at-rest key when the row is under that layer too (`AtRestLayer`).
 enum CryptographicErasure {
     /// Overwrites every record row of `familyMemberID` in `db` (inside the caller's
     /// transaction) and returns how many it overwrote. Rows are marked `fmk_version = 0`.
@@ -23,7 +24,7 @@ enum CryptographicErasure {
             let stored = [UInt8](row["nonce"] as Data) + [UInt8](row["ciphertext"] as Data) + [UInt8](row["tag"] as Data)
             let box = try cipher.seal(stored, authenticating: Array("rescind/erased/\(recordID)".utf8))
             try db.execute(
-                sql: "UPDATE records SET fmk_version = 0, nonce = ?, ciphertext = ?, tag = ? WHERE record_id = ?",
+                sql: "UPDATE records SET fmk_version = 0, at_rest = 0, nonce = ?, ciphertext = ?, tag = ? WHERE record_id = ?",
                 arguments: [Data(box.nonce), Data(box.ciphertext), Data(box.tag), recordID])
         }
         return rows.count

@@ -3,8 +3,9 @@ import RescindClient
 import RescindCrypto
 
 /// The agent's keys, unlocked: the user's keys (agreement, identity, master), this device's
-/// signing key, the storage key that wraps the FMKs cached in the local database, and the
-/// inbox key that opens commands a locked agent sealed to its public half.
+/// signing key, the storage key that wraps the FMKs cached in the local database, the
+/// inbox key that opens commands a locked agent sealed to its public half, and the
+/// database key of at-rest encryption of cached records (`AtRestLayer`).
 ///
 /// Every secret is a guarded-memory type (`SecretKey`, `X25519.PrivateKey`,
 /// `Ed25519.PrivateKey`); on disk they exist only AES-key-wrapped under the key-encryption
@@ -15,13 +16,18 @@ struct Keystore: Sendable {
     let deviceKey: Ed25519.PrivateKey
     let storageKey: SecretKey
     let inboxKey: X25519.PrivateKey
+    let atRestKey: SecretKey
 
-    init(userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, storageKey: SecretKey, inboxKey: X25519.PrivateKey = X25519.PrivateKey()) {
+    init(
+        userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, storageKey: SecretKey,
+        inboxKey: X25519.PrivateKey = X25519.PrivateKey(), atRestKey: SecretKey = SecretKey()
+    ) {
         self.userKeys = userKeys
         self.deviceID = deviceID
         self.deviceKey = deviceKey
         self.storageKey = storageKey
         self.inboxKey = inboxKey
+        self.atRestKey = atRestKey
     }
 
     var signer: String { "device:\(deviceID.uuidString.lowercased())" }
@@ -38,6 +44,7 @@ struct Keystore: Sendable {
         file.storageKey = Data(try AESKeyWrap.wrap(storageKey, using: kek))
         file.inboxPublicKey = Data(inboxKey.publicKey.rawRepresentation)
         file.inboxKey = Data(try inboxKey.wrapped(using: kek))
+        file.atRestKey = Data(try AESKeyWrap.wrap(atRestKey, using: kek))
         try SecureFiles.writeOwnerOnly(try file.encoded(), to: path)
     }
 
@@ -57,19 +64,24 @@ struct Keystore: Sendable {
         else {
             throw AgentError(.invalidKeystore, "\(path) has no usable storage key")
         }
-        guard let wrappedInbox = file.inboxKey else {
-            // A keystore from before locked mode: add an inbox key now, while the KEK is at hand.
-            let keystore = Keystore(userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey)
+        guard let wrappedInbox = file.inboxKey, let wrappedAtRest = file.atRestKey else {
+            // A keystore from before locked mode or at-rest encryption: add the missing keys
+            // now, while the KEK is at hand.
+            let keystore = Keystore(
+                userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey,
+                inboxKey: file.inboxKey.flatMap { try? X25519.PrivateKey(unwrapping: [UInt8]($0), using: kek) } ?? X25519.PrivateKey())
             try keystore.write(to: path, kek: kek, derivation: file.derivation)
             return keystore
         }
         guard let inboxKey = try? X25519.PrivateKey(unwrapping: [UInt8](wrappedInbox), using: kek),
-            file.inboxPublicKey == Data(inboxKey.publicKey.rawRepresentation)
+            file.inboxPublicKey == Data(inboxKey.publicKey.rawRepresentation),
+            let atRestKey = try? AESKeyWrap.unwrap([UInt8](wrappedAtRest), using: kek)
         else {
-            throw AgentError(.invalidKeystore, "\(path) has no usable inbox key")
+            throw AgentError(.invalidKeystore, "\(path) has no usable inbox or at-rest key")
         }
         return Keystore(
-            userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey, inboxKey: inboxKey)
+            userKeys: parts.userKeys, deviceID: parts.deviceID, deviceKey: parts.deviceKey, storageKey: storageKey, inboxKey: inboxKey,
+            atRestKey: atRestKey)
     }
 
     func wrapped(under kek: SecretKey, format: String, derivation: KeystoreFile.Derivation) throws -> KeystoreFile {

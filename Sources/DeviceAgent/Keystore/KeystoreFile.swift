@@ -39,12 +39,14 @@ struct KeystoreFile: Codable, Sendable {
     var inboxPublicKey: Data?
     /// The inbox private key, wrapped like the others; needed only to unseal at unlock.
     var inboxKey: Data?
+    /// The database key of at-rest encryption (`AtRestLayer`); never in a bundle.
+    var atRestKey: Data?
 
     enum CodingKeys: String, CodingKey {
         case format, derivation, userID = "user_id", deviceID = "device_id"
         case agreementKey = "agreement_key", identityKey = "identity_key", masterKey = "master_key"
         case deviceKey = "device_key", storageKey = "storage_key"
-        case inboxPublicKey = "inbox_public_key", inboxKey = "inbox_key"
+        case inboxPublicKey = "inbox_public_key", inboxKey = "inbox_key", atRestKey = "at_rest_key"
     }
 
     func encoded() throws -> Data {

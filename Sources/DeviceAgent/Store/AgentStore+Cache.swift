@@ -13,13 +13,29 @@ extension AgentStore {
         }
     }
 
-    func records(of familyMemberID: UUID) async throws -> [CachedRecord] {
+    /// The cached records of a family member as the grant service stores them; rows under
+    /// at-rest encryption are opened with `atRest` (`AgentError.locked` without it).
+    func records(of familyMemberID: UUID, atRest: AtRestLayer? = nil) async throws -> [CachedRecord] {
         try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM records WHERE family_member_id = ? ORDER BY change_seq",
                 arguments: [familyMemberID.text]
-            ).map(CachedRecord.init(row:))
+            ).map { try Self.cachedRecord($0, atRest: atRest) }
         }
+    }
+
+    static func cachedRecord(_ row: Row, atRest: AtRestLayer?) throws -> CachedRecord {
+        var record = try CachedRecord(row: row)
+        guard row["at_rest"] as Bool else { return record }
+        guard let atRest else { throw AgentError(.locked, "cached records are encrypted at rest: unlock to read them") }
+        (record.nonce, record.ciphertext, record.tag) = try atRest.open(
+            nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag, recordID: record.recordID)
+        return record
+    }
+
+    /// Whether new records are written under the at-rest layer.
+    static func atRestEnabled(in db: Database) throws -> Bool {
+        try String.fetchOne(db, sql: "SELECT value FROM settings WHERE name = 'at_rest'") == "on"
     }
 
     /// Applies a change without a command (self-healing, sync).
@@ -89,7 +105,7 @@ extension AgentStore {
                 """,
             arguments: [id, result.fmkVersion, floor, result.wrappedFMK, result.cursor, Date().timeIntervalSince1970])
         try db.execute(sql: "DELETE FROM records WHERE family_member_id = ?", arguments: [id])
-        for record in result.records { try upsert(record, in: db) }
+        for record in result.records { try upsert(record, atRest: result.atRest, in: db) }
         return ChangeEffect(changed: true, recordsProcessed: result.records.count, fmkVersion: result.fmkVersion)
     }
 
@@ -98,7 +114,7 @@ extension AgentStore {
             // The cache moved on while we downloaded; the next sync starts from the new state.
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.heldVersion)
         }
-        for record in result.records { try upsert(record, in: db) }
+        for record in result.records { try upsert(record, atRest: result.atRest, in: db) }
         for deleted in result.deletedRecordIDs {
             try db.execute(sql: "DELETE FROM records WHERE record_id = ?", arguments: [deleted.text])
         }
@@ -130,18 +146,24 @@ extension AgentStore {
         return ChangeEffect(changed: true, recordsProcessed: poisoned, fmkVersion: 0)
     }
 
-    private static func upsert(_ record: RecordResponse, in db: Database) throws {
+    private static func upsert(_ record: RecordResponse, atRest: AtRestLayer?, in db: Database) throws {
+        var stored = (nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag)
+        let layered = try atRestEnabled(in: db)
+        if layered {
+            guard let atRest else { throw AgentError(.locked, "at-rest encryption is on: records are written only while unlocked") }
+            stored = try atRest.seal(nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag, recordID: record.recordID)
+        }
         try db.execute(
             sql: """
-                INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq, at_rest)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (record_id) DO UPDATE SET
                     fmk_version = excluded.fmk_version, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
-                    tag = excluded.tag, change_seq = excluded.change_seq
+                    tag = excluded.tag, change_seq = excluded.change_seq, at_rest = excluded.at_rest
                 """,
             arguments: [
-                record.recordID.text, record.familyMemberID.text, record.fmkVersion, record.nonce, record.ciphertext,
-                record.tag, record.changeSeq,
+                record.recordID.text, record.familyMemberID.text, record.fmkVersion, stored.nonce, stored.ciphertext,
+                stored.tag, record.changeSeq, layered,
             ])
     }
 }

@@ -77,6 +77,15 @@ extension AgentStore {
                     );
                     """)
         }
+        migrator.registerMigration("v3-at-rest") { db in
+            // `at_rest` 1: the row holds the record sealed again under the database key
+            // (`AtRestLayer`). `settings.at_rest` says how new rows are written.
+            try db.execute(
+                sql: """
+                    ALTER TABLE records ADD COLUMN at_rest INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    """)
+        }
         return migrator
     }
 }

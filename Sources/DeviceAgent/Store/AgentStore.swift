@@ -46,6 +46,8 @@ final class AgentStore: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.read(body)
+        } catch let error as AgentError {
+            throw error
         } catch {
             throw AgentError(.storage, "local database read failed: \(Self.describe(error))")
         }

@@ -9,6 +9,7 @@ import RescindProtocol
 struct FamilyMemberFetcher: Sendable {
     let session: UserSession
     let storageKey: SecretKey
+    let atRest: AtRestLayer
     var pageSize = 1000
 
     /// The family members this user currently has an active grant for.
@@ -50,7 +51,7 @@ struct FamilyMemberFetcher: Sendable {
                 fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: storageKey)
             return RotationResult(
                 familyMemberID: familyMemberID, fmkVersion: wrapped.fmkVersion, wrappedFMK: Data(local),
-                records: records, cursor: cursor)
+                records: records, cursor: cursor, atRest: atRest)
         }
         throw AgentError(.serviceBehind, "the FMK kept changing while records were downloaded")
     }
@@ -60,7 +61,7 @@ struct FamilyMemberFetcher: Sendable {
     func incremental(_ state: FamilyMemberState, fmk: SecretKey) async throws -> IncrementalResult? {
         var result = IncrementalResult(
             familyMemberID: state.familyMemberID, fmkVersion: state.fmkVersion, records: [], deletedRecordIDs: [],
-            cursor: state.syncCursor)
+            cursor: state.syncCursor, atRest: atRest)
         while true {
             let page = try await GrantServiceCall.run {
                 try await session.client.changes(state.familyMemberID, since: result.cursor, limit: pageSize)

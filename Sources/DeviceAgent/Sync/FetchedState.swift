@@ -11,6 +11,8 @@ struct RotationResult: Sendable {
     /// Every current record, all under `fmkVersion` and all shown to decrypt.
     var records: [RecordResponse]
     var cursor: Int64
+    /// Seals the records when at-rest encryption is on (set by whoever holds the keys).
+    var atRest: AtRestLayer? = nil
 }
 
 /// Changes after the cursor at the version already held, verified.
@@ -20,4 +22,5 @@ struct IncrementalResult: Sendable {
     var records: [RecordResponse]
     var deletedRecordIDs: [UUID]
     var cursor: Int64
+    var atRest: AtRestLayer? = nil
 }

@@ -1,9 +1,14 @@
 import Foundation
 import RescindClient
-import RescindCrypto
 import RescindProtocol
 
 @testable import DeviceAgent
+@testable import RescindCrypto
+
+extension SecretKey {
+    /// The key's bytes, for tests that scan files for them.
+    var bytesForTest: [UInt8] { withUnsafeBytes { Array($0) } }
+}
 
 /// An engine over a keystore written to disk (passphrase file), with the grant service
 /// unreachable: for locked/unlocked, at-rest and export tests that need no network.
@@ -33,10 +38,13 @@ struct LockableFixture {
             faults: AgentFaults())
     }
 
-    /// Caches a family member at `version` with `count` records (as a rotation would) and
-    /// returns its FMK and the plaintexts.
+    /// Caches a family member at `version` with `count` records (as a rotation would, with
+    /// the at-rest layer when `layered`) and returns its FMK, the plaintexts and the records
+    /// as the grant service stores them.
     @discardableResult
-    func cache(_ id: UUID, version: Int, count: Int) async throws -> (fmk: SecretKey, plaintexts: [UUID: [UInt8]]) {
+    func cache(
+        _ id: UUID, version: Int, count: Int, layered: Bool = false
+    ) async throws -> (fmk: SecretKey, plaintexts: [UUID: [UInt8]], records: [CachedRecord]) {
         let fmk = SecretKey()
         var plaintexts: [UUID: [UInt8]] = [:]
         let records = try (0..<count).map { index in
@@ -50,8 +58,20 @@ struct LockableFixture {
         }
         let wrapped = try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: UInt32(version), masterKey: keystore.storageKey)
         _ = try await engine.store.apply(
-            .rotate(RotationResult(familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: records, cursor: Int64(count))))
-        return (fmk, plaintexts)
+            .rotate(
+                RotationResult(
+                    familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: records, cursor: Int64(count),
+                    atRest: layered ? AtRestLayer(key: keystore.atRestKey) : nil)))
+        let cached = records.map {
+            CachedRecord(
+                recordID: $0.recordID, familyMemberID: id, fmkVersion: version, nonce: $0.nonce, ciphertext: $0.ciphertext, tag: $0.tag,
+                changeSeq: $0.changeSeq)
+        }
+        return (fmk, plaintexts, cached)
+    }
+
+    func cacheLayered(_ id: UUID, version: Int, count: Int) async throws -> (fmk: SecretKey, plaintexts: [UUID: [UInt8]], records: [CachedRecord]) {
+        try await cache(id, version: version, count: count, layered: true)
     }
 
     func command(_ action: DeviceAction, _ member: UUID, version: Int) -> DeviceCommand {
