@@ -6,6 +6,7 @@ import RescindCrypto
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
+import ServiceLifecycle
 
 /// A real grant service for one test: its own PostgreSQL schema on the test
 /// database, its own Kafka cluster (librdkafka's mock broker over TCP, so tests
@@ -19,6 +20,7 @@ public struct GrantServiceHarness: Sendable {
     public let database: PostgresConfiguration
     public let serviceKey: Ed25519.PublicKey
     public let configuration: GrantServiceConfiguration
+    private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     public static var databaseURL: String {
@@ -72,7 +74,10 @@ public struct GrantServiceHarness: Sendable {
         let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
             portContinuation.yield(port)
         }
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        // Stopped by graceful shutdown, as in production: cancelling a Hummingbird server while
+        // connections arrive can trip NIO's "NIOAsyncWriter deinited without finish()" trap.
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw HarnessError.serverDidNotStart }
 
@@ -83,12 +88,20 @@ public struct GrantServiceHarness: Sendable {
         return GrantServiceHarness(
             baseURL: URL(string: "http://127.0.0.1:\(port)")!, schema: configuration.database.schema,
             topicPrefix: configuration.kafka.topicPrefix, cluster: cluster, database: database,
-            serviceKey: try Ed25519.PrivateKey(seed: &seed).publicKey, configuration: configuration, task: task)
+            serviceKey: try Ed25519.PrivateKey(seed: &seed).publicKey, configuration: configuration, group: group,
+            task: task)
     }
 
     public func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
+        // Bounded: a shutdown stuck on a hung connection must not hang the suite.
+        let task = self.task
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(15))
+            task.cancel()
+        }
         _ = try? await task.value
+        watchdog.cancel()
         try? await withConnection { connection in
             try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE")
         }
