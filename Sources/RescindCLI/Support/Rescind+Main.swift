@@ -26,8 +26,7 @@ extension Rescind {
         // Only Foundation's URL errors: ArgumentParser's own (help, usage, exit codes) pass through untouched.
         guard let urlError = error as? URLError else { return error }
         let error = urlError as NSError
-        let url = (error.userInfo[NSURLErrorFailingURLStringErrorKey] as? String)
-            .flatMap(URL.init(string:))
+        let url = urlError.failingURL
             .map { "\($0.scheme ?? "http")://\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the service"
         let underlying = (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.userInfo[NSLocalizedDescriptionKey] as? String
         let reason = (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? underlying ?? "URL error \(error.code)"

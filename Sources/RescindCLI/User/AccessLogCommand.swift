@@ -30,7 +30,12 @@ struct AccessLogCommand: AsyncParsableCommand {
             names[id] = found
             return found
         }
-        for entry in try await audit.fullAccessLog(familyMember).reversed() {
+        // Newest first by when it happened: the chain is in the order the audit service read its
+        // topics, and revocation and access events share no order across topics.
+        let entries = try await audit.fullAccessLog(familyMember).sorted {
+            ($0.occurredAt, $0.seq) > ($1.occurredAt, $1.seq)
+        }
+        for entry in entries {
             let details = try? AuditServiceClient.details(of: entry, keys: session.keys)
             var line = "\(Timestamp.format(entry.occurredAt))  \(entry.eventType.replacingOccurrences(of: "_", with: " "))"
             if entry.targetUserID != nil { line += " for \(await name(entry.targetUserID))" }
