@@ -52,7 +52,8 @@ do {
 
     switch command {
     case "run":
-        try await DeviceAgent.open(configuration: configuration, logger: logger).run()
+        let metrics = configuration.metricsFile.map { _ in AgentMetricsExport.bootstrapPrometheus() }
+        try await DeviceAgent.open(configuration: configuration, logger: logger).run(metrics: metrics)
     case "sync":
         configuration.startLocked = false
         try await DeviceAgent.open(configuration: configuration, logger: logger).selfHeal()

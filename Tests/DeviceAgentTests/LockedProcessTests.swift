@@ -37,9 +37,10 @@ struct LockedProcessTests {
                 let (status, output) = try await AgentProcess.run(["sync"], environment: ProcessTests.environment(device.configuration))
                 #expect(status == 0, "\(output)")
                 let file = try device.directory.write("passphrase", Data((AgentTestKit.passphrase + "\n").utf8))
-                let process = try AgentProcess(
-                    ["run", "--locked"],
-                    environment: ProcessTests.environment(device.configuration, unlock: ["RESCIND_AGENT_PASSPHRASE_FILE": file]))
+                var environment = ProcessTests.environment(device.configuration, unlock: ["RESCIND_AGENT_PASSPHRASE_FILE": file])
+                environment["RESCIND_AGENT_METRICS_FILE"] = device.directory.file("metrics.prom")
+                environment["RESCIND_AGENT_METRICS_SECONDS"] = "1"
+                let process = try AgentProcess(["run", "--locked"], environment: environment)
                 try await process.waitFor("device agent starting locked")
                 try await process.waitFor("lock control ready")
                 try await process.waitFor("partitions assigned")
@@ -72,6 +73,15 @@ struct LockedProcessTests {
                 #expect(try await process.exitStatus() == 0)
             }
 
+            // The metrics file (written last at shutdown) tells the same story.
+            let revokedMetrics = try Self.metrics(revoked)
+            #expect(revokedMetrics.has("rescind_agent_commands_completed_total", ["action=\"secure_deletion\"", "locked=\"true\"", "outcome=\"applied\""], value: "1"))
+            #expect(revokedMetrics.has("rescind_agent_acks_published_total", [], value: "1"))
+            #expect(revokedMetrics.has("rescind_agent_locked", [], value: "0.0"))
+            let keptMetrics = try Self.metrics(kept)
+            #expect(keptMetrics.has("rescind_agent_commands_received_total", ["action=\"fmk_rotation\"", "locked=\"true\""], value: "1"))
+            #expect(keptMetrics.has("rescind_agent_commands_completed_total", ["action=\"fmk_rotation\"", "locked=\"false\"", "outcome=\"applied\""], value: "1"))
+
             let keptAcks = try await AgentTestKit.acks(service, from: kept)
             #expect(keptAcks.map(\.outcome) == [.applied])
             #expect(keptAcks.first?.action == .fmkRotation && keptAcks.first?.fmkVersion == 2)
@@ -82,5 +92,23 @@ struct LockedProcessTests {
             let denied = await #expect(throws: GrantServiceError.self) { try await revoked.session.client.wrappedKey(member.id) }
             #expect(denied?.status == 403)
         }
+    }
+
+    /// The Prometheus text a device's agent wrote.
+    struct MetricsText {
+        let lines: [Substring]
+
+        /// A sample of `name` with all of `labels` and exactly `value`.
+        func has(_ name: String, _ labels: [String], value: String) -> Bool {
+            lines.contains { line in
+                (line.hasPrefix(name + "{") || line.hasPrefix(name + " ")) && labels.allSatisfy { line.contains($0) }
+                    && line.hasSuffix(" " + value)
+            }
+        }
+    }
+
+    static func metrics(_ device: AgentTestKit.Device) throws -> MetricsText {
+        let text = try String(contentsOfFile: device.directory.file("metrics.prom"), encoding: .utf8)
+        return MetricsText(lines: text.split(separator: "\n"))
     }
 }

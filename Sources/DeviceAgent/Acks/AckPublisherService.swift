@@ -48,6 +48,7 @@ struct AckPublisherService: Service {
     private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> Bool {
         guard engine.faults.publishAcks else { return true }
         let owed = try await engine.store.owedAcks()
+        AgentMetrics.acksOwed(owed.count)
         guard !owed.isEmpty else { return true }
         let key = Data(engine.deviceID.text.utf8)
         let results = await producer.send(
@@ -57,6 +58,8 @@ struct AckPublisherService: Service {
             return nil
         }
         try await engine.store.markSent(delivered)
+        AgentMetrics.acksPublished(delivered.count)
+        AgentMetrics.acksOwed(owed.count - delivered.count)
         if !delivered.isEmpty {
             engine.logger.info("acks published", metadata: [LogKey.acks: "\(delivered.count)"])
         }

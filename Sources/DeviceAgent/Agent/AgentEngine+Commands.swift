@@ -31,6 +31,7 @@ extension AgentEngine {
             return .ignored
         case .rejected(let reason):
             try await store.increment("rejected_\(reason.rawValue)")
+            AgentMetrics.rejected(reason)
             logger.warning(
                 "rejected a device command",
                 metadata: [LogKey.reason: "\(reason.rawValue)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
@@ -47,6 +48,7 @@ extension AgentEngine {
                         LogKey.action: "\(command.action.rawValue)", LogKey.familyMember: "\(command.familyMemberID.text)",
                         LogKey.fmkVersion: "\(command.newFMKVersion)",
                     ])
+                AgentMetrics.received(command.action, locked: false)
                 commandsQueued.signal()
             case .duplicate(done: true, offsetCommitted: true):
                 let ack = try await store.ackReplay(command, signer: keys.signer)
@@ -137,6 +139,7 @@ extension AgentEngine {
             LogKey.previousVersion: "\(previous)", LogKey.durationMs: "\(ack.durationMs)",
         ]
         if let error = ack.error { metadata[LogKey.error] = "\(error)" }
+        AgentMetrics.completed(command.action, outcome: ack.outcome, locked: false, duration: .milliseconds(ack.durationMs))
         if case .alreadyApplied(let reason) = decision { metadata[LogKey.reason] = "\(reason)" }
         switch (ack.outcome, command.action) {
         case (.applied, .fmkRotation): logger.notice("rotated FMK and re-keyed the cache", metadata: metadata)

@@ -20,6 +20,7 @@ extension AgentEngine {
             try await processPendingErasures(keys)
             try await mode.withLock { keyRing.set(nil) }
         }
+        AgentMetrics.locked(true)
         logger.notice("agent locked: keys dropped; commands are sealed until the unlock")
     }
 
@@ -38,6 +39,7 @@ extension AgentEngine {
             try await mode.withLock { keyRing.set(keys) }
             try await drainSealedInbox(keys)
         }
+        AgentMetrics.locked(false)
         logger.notice("agent unlocked")
         commandsQueued.signal()
         acksOwed.signal()
@@ -59,6 +61,7 @@ extension AgentEngine {
                 metadata: [LogKey.action: "\(command.action.rawValue)", LogKey.familyMember: "\(command.familyMemberID.text)"])
         }
         try await store.increment("sealed_commands")
+        AgentMetrics.received(command.action, locked: true)
         return .sealed(seq: sealed.seq)
     }
 
@@ -122,6 +125,7 @@ extension AgentEngine {
     }
 
     private func logLockedErasure(_ command: DeviceCommand, _ result: SealedCommand.Result) {
+        AgentMetrics.completed(command.action, outcome: result.outcome, locked: true, duration: .milliseconds(result.durationMs))
         logger.notice(
             result.outcome == .applied
                 ? "cryptographically erased cached records and destroyed the FMK while locked; ack signed at unlock"

@@ -60,6 +60,7 @@ extension AgentEngine {
             let started = ContinuousClock.now
             let effect = try await store.apply(.erase(state.familyMemberID, floor: state.versionFloor))
             try await store.increment("self_heal_erasures")
+            AgentMetrics.selfHeal("erased")
             report.erased.append(state.familyMemberID)
             logger.notice(
                 "self-heal: access revoked (403); cryptographically erased cached records and destroyed the FMK",
@@ -101,6 +102,7 @@ extension AgentEngine {
             let effect = try await store.apply(.rotate(result))
             guard effect.changed else { return }
             try await store.increment("self_heal_rotations")
+            AgentMetrics.selfHeal("rotated")
             report.rotated.append(id)
             logger.notice(
                 previous == 0 ? "downloaded family member into the cache" : "self-heal: rotated FMK and re-keyed the cache",
@@ -111,6 +113,7 @@ extension AgentEngine {
                 ])
         } catch let error as AgentError where error.code == .accessRevoked && previous > 0 {
             let effect = try await store.apply(.erase(id, floor: floor))
+            AgentMetrics.selfHeal("erased")
             report.erased.append(id)
             logger.notice(
                 "self-heal: access revoked (403); cryptographically erased cached records and destroyed the FMK",
@@ -124,6 +127,7 @@ extension AgentEngine {
 
     private func refuse(_ id: UUID, _ reason: String, report: inout HealReport) async throws {
         try await store.increment("self_heal_refusals")
+        AgentMetrics.selfHeal("refused")
         report.refused.append(id)
         logger.error("self-heal refused a change", metadata: [LogKey.familyMember: "\(id.text)", LogKey.reason: "\(reason)"])
     }

@@ -61,9 +61,15 @@ public final class DeviceAgent: Sendable {
     /// Runs until SIGTERM/SIGINT (graceful) or cancellation.
     ///
     /// With `lockSignals`, SIGUSR1 locks the agent and SIGUSR2 unlocks it (`LockControlService`).
+    /// With `metrics` (from `AgentMetricsExport.bootstrapPrometheus()`) and
+    /// `configuration.metricsFile`, the metrics file is kept up to date.
     /// - Throws: when a service fails for good (e.g. the local database); the process should
     ///   exit and be restarted, and will converge from its inbox and outbox.
-    public func run(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true) async throws {
+    public func run(
+        gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true,
+        metrics: (@Sendable () -> [UInt8])? = nil
+    ) async throws {
+        AgentMetrics.locked(isLocked)
         engine.logger.notice(
             isLocked ? "device agent starting locked" : "device agent starting",
             metadata: ["rescind.user": "\(userID.uuidString.lowercased())", "kafka.topic": "\(engine.configuration.commandsTopic)"])
@@ -74,7 +80,10 @@ public final class DeviceAgent: Sendable {
         } catch let error as AgentError where error.isTransient {
             engine.logger.warning("pending commands wait for the grant service", metadata: [LogKey.error: "\(error)"])
         }
-        let services = lockSignals ? self.services + [LockControlService(engine: engine)] : self.services
+        var services = lockSignals ? self.services + [LockControlService(engine: engine)] : self.services
+        if let metrics, let path = engine.configuration.metricsFile {
+            services.insert(MetricsFileService(path: path, interval: engine.configuration.metricsInterval, render: metrics, engine: engine), at: 0)
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
         try await group.run()
         engine.logger.notice("device agent stopped")

@@ -32,6 +32,8 @@ extension AgentConfiguration {
         keyDerivation.memLimit = UInt64(try reader.int("RESCIND_AGENT_ARGON2_MEMLIMIT_MIB", default: 64, range: 1...4096)) << 20
         logLevel = reader.string("RESCIND_AGENT_LOG_LEVEL", default: logLevel)
         startLocked = try reader.bool("RESCIND_AGENT_START_LOCKED", default: false)
+        metricsFile = reader.optionalString("RESCIND_AGENT_METRICS_FILE")
+        metricsInterval = try reader.seconds("RESCIND_AGENT_METRICS_SECONDS", default: metricsInterval)
     }
 
     private static func pinnedKey(_ reader: inout EnvironmentReader) throws -> Ed25519.PublicKey {

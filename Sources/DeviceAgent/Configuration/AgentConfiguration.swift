@@ -70,6 +70,11 @@ public struct AgentConfiguration: Sendable {
     /// the agent runs locked until SIGUSR2. Needs a passphrase file or key file as `unlock`,
     /// read at each unlock (it may appear only then, e.g. on removable media).
     public var startLocked = false
+    /// Where `run` writes its metrics in the Prometheus text format (`RESCIND_AGENT_METRICS_FILE`);
+    /// none when unset.
+    public var metricsFile: String?
+    /// How often the metrics file is rewritten; `RESCIND_AGENT_METRICS_SECONDS`, default 15.
+    public var metricsInterval: Duration = .seconds(15)
     public var keyDerivation = KeyDerivationCost()
     /// How often to compare FMK versions with the grant service; `RESCIND_AGENT_SELF_HEAL_SECONDS`, default 300.
     public var selfHealInterval: Duration = .seconds(300)
