@@ -22,6 +22,8 @@ source .stack/env
 echo "[test] building"
 swift build --build-tests
 
-echo "[test] running the tests"
-swift test --skip-build "$@"
+echo "[test] running the tests, one at a time"
+# Integration tests each start real services (HTTP servers, Kafka clusters, agents):
+# run side by side on two cores they starve each other's timing, so they run serially.
+swift test --skip-build --no-parallel "$@"
 if [ "$started_stack" -eq 1 ]; then echo "[test] stopping the stack this run started"; fi
