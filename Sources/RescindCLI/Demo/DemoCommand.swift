@@ -62,6 +62,17 @@ struct DemoCommand: AsyncParsableCommand {
             repository: repository, directory: directory, databaseURL: database, kafkaBootstrapServers: kafka,
             topicPrefix: "demo-\(Int(Date().timeIntervalSince1970)).", grantPort: grantPort, auditPort: auditPort,
             emmaRecords: records, ackDeadlineSeconds: ackDeadline)
-        try await story.play()
+        do {
+            try await story.play()
+        } catch {
+            // The services' own words are what explain a failure; show their last lines.
+            for name in ["grant-service", "audit-service"] {
+                let path = directory.logs.appendingPathComponent("\(name).log").path
+                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+                let tail = text.split(separator: "\n").suffix(8).joined(separator: "\n")
+                FileHandle.standardError.write(Data("--- last lines of \(path) ---\n\(tail)\n".utf8))
+            }
+            throw error
+        }
     }
 }
