@@ -39,26 +39,29 @@ struct RescindBenchCommand {
         let needsStack = options.sections.contains { $0 != .crypto }
         if needsStack {
             let stack = try await BenchStack.start(options: options, logger: logger)
-            do {
-                if options.sections.contains(.commit) { try await CommitBench.run(stack: stack, options: options, report: report) }
-                if options.sections.contains(.fanout) {
-                    try await FanOutBench.run(stack: stack, options: options, report: report, logger: logger)
+            var failures = 0
+            // A failed section is reported and the run goes on, so one failure does not lose the others.
+            func section(_ name: BenchOptions.Section, _ body: () async throws -> Void) async {
+                guard options.sections.contains(name) else { return }
+                do {
+                    try await body()
+                } catch {
+                    failures += 1
+                    report.note("SECTION \(name.rawValue.uppercased()) FAILED: \(error)")
+                    BenchReport.log("grant service log:\n\(stack.grant.logTail())\naudit service log:\n\(stack.audit.logTail())")
                 }
-                if options.sections.contains(.throughput) {
-                    try await ThroughputBench.run(stack: stack, options: options, report: report, logger: logger)
-                }
-                if options.sections.contains(.memory) {
-                    try await MemoryBench.agent(stack: stack, options: options, report: report, logger: logger)
-                } else {
-                    report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status)")
-                }
-                MemoryBench.services(stack: stack, report: report)
-            } catch {
-                BenchReport.log("grant service log:\n\(stack.grant.logTail())\naudit service log:\n\(stack.audit.logTail())")
-                await stack.stop()
-                throw error
             }
+            await section(.commit) { try await CommitBench.run(stack: stack, options: options, report: report) }
+            // The agent's memory early, while this process has made few HTTP clients (URLSessions accumulate).
+            await section(.memory) { try await MemoryBench.agent(stack: stack, options: options, report: report, logger: logger) }
+            await section(.fanout) { try await FanOutBench.run(stack: stack, options: options, report: report, logger: logger) }
+            await section(.throughput) {
+                try await ThroughputBench.run(stack: stack, options: options, report: report, logger: logger)
+            }
+            report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status) — services")
+            MemoryBench.services(stack: stack, report: report)
             await stack.stop()
+            if failures > 0 { BenchReport.log("\n\(failures) section(s) failed: see the notes") }
         }
 
         let elapsed = Date().timeIntervalSince(started)

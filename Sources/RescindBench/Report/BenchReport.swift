@@ -67,7 +67,9 @@ final class BenchReport: Sendable {
     /// The whole table as Markdown.
     var markdown: String {
         var lines: [String] = []
-        for section in sections.current {
+        // By title ("1. …" to "5. …"), whatever order the sections ran in.
+        let ordered = sections.current.enumerated().sorted { ($0.element.title, $0.offset) < ($1.element.title, $1.offset) }
+        for section in ordered.map(\.element) {
             lines.append("### \(section.title)")
             lines.append("")
             if !section.rows.isEmpty {

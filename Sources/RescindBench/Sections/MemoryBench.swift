@@ -8,15 +8,17 @@ import RescindClient
 /// `agentMemoryRecords` records and then rotates them all once.
 enum MemoryBench {
     static func agent(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
-        report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status)")
+        report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status) — device agent")
         let records = options.agentMemoryRecords
         let owner = try await stack.user("Memory owner")
         let holder = try await stack.user("Memory device user")
         let revoked = try await stack.user("Memory revoked")
         try await revoked.retireFirstDevice()
+        BenchReport.log("memory: seeding")
         let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: records, byteCount: options.recordBytes)
         try await owner.session.grant(seeded.familyMemberID, to: revoked.userID)
 
+        BenchReport.log("memory: enrolling the agent")
         let identity = holder.firstDevice
         let configuration = try AgentFleet.configuration(for: identity, stack: stack, fetchWaitMilliseconds: nil)
         try await DeviceEnrollment.install(
@@ -48,6 +50,7 @@ enum MemoryBench {
         let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
         defer { Task { await ledger.stop() } }
 
+        BenchReport.log("memory: waiting for the first sync")
         let syncStart = ContinuousClock.now
         let synced = try await Timing.wait(timeout: .seconds(300), interval: .milliseconds(200)) {
             guard process.isRunning else { throw BenchError("rescind-agent exited:\n\(process.logTail())") }
@@ -58,6 +61,7 @@ enum MemoryBench {
         let syncSeconds = Timing.seconds(ContinuousClock.now - syncStart)
         let afterSync = process.peakResident
 
+        BenchReport.log("memory: revoking (the agent rotates)")
         let committed = try await owner.session.revoke(seeded.familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch)
         let acks = await ledger.waitForAcks(committed.eventID, count: 1, timeout: .seconds(300))
         guard let ack = acks[identity.deviceID]?.ack, ack.outcome == .applied else {
