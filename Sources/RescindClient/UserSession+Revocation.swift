@@ -43,8 +43,21 @@ extension UserSession {
     }
 
     /// Re-encrypts, uploads and commits a begun revocation; abandons it on failure.
+    /// - Throws: `GrantServiceError` 409 `version_conflict` when the family member moved on
+    ///   since the revocation began (another revocation committed, or records were deleted),
+    ///   found before anything is decrypted: begin again from the current version.
     public func complete(
         _ revocation: RevocationResponse, uploadBatchSize: Int, progress: @Sendable (RevocationProgress) -> Void
+    ) async throws -> RevocationCommitted {
+        try await complete(revocation, uploadBatchSize: uploadBatchSize, progress: progress, afterFetchingKey: {})
+    }
+
+    /// As the public `complete`. `afterFetchingKey` runs between fetching the FMK and downloading
+    /// the records: the window in which a competing revocation can commit unseen by the version
+    /// check. Tests commit one there to make that race deterministic.
+    func complete(
+        _ revocation: RevocationResponse, uploadBatchSize: Int, progress: @Sendable (RevocationProgress) -> Void,
+        afterFetchingKey: () async throws -> Void
     ) async throws -> RevocationCommitted {
         let started = ContinuousClock.now
         do {
@@ -52,10 +65,10 @@ extension UserSession {
             progress(RevocationProgress(phase: .downloading, recordsDone: 0, recordsTotal: total))
             let (oldFMK, version) = try await currentFMK(revocation.familyMemberID)
             guard version == revocation.fromFMKVersion else {
-                throw GrantServiceError(status: 409, code: "version_conflict", message: "the FMK changed since the revocation began")
+                throw Self.versionConflict("the FMK changed since the revocation began")
             }
-            let expected = Set(revocation.recordIDs)
-            let records = try await allRecords(revocation.familyMemberID).filter { expected.contains($0.recordID) }
+            try await afterFetchingKey()
+            let records = try await recordsToReencrypt(revocation)
 
             let newFMK = SecretKey()
             progress(RevocationProgress(phase: .reencrypting, recordsDone: 0, recordsTotal: total))
@@ -86,6 +99,31 @@ extension UserSession {
             try? await client.abandonRevocation(revocation.revocationID)
             throw error
         }
+    }
+
+    /// The records a revocation re-encrypts, downloaded after its FMK was fetched and checked.
+    /// A revocation that commits in between moves every record to a newer FMK version, and a
+    /// deletion takes one away: both are found here, before anything is decrypted, and
+    /// reported as the service's own 409 (re-encrypting would only fail authentication, which
+    /// says nothing about why, or stage a record set the revocation did not begin with).
+    func recordsToReencrypt(_ revocation: RevocationResponse) async throws -> [RecordResponse] {
+        let version = revocation.fromFMKVersion
+        let current = try await allRecords(revocation.familyMemberID, pageSize: 1000) { page in
+            guard page.currentFMKVersion == version, page.records.allSatisfy({ $0.fmkVersion == version }) else {
+                throw Self.versionConflict("the FMK changed while the records were downloaded")
+            }
+        }
+        let expected = Set(revocation.recordIDs)
+        let records = current.filter { expected.contains($0.recordID) }
+        guard records.count == expected.count else {
+            throw Self.versionConflict("\(expected.count - records.count) record(s) were deleted since the revocation began")
+        }
+        return records
+    }
+
+    /// The answer the service gives when the family member moved on: refresh and begin again.
+    static func versionConflict(_ message: String) -> GrantServiceError {
+        GrantServiceError(status: 409, code: "version_conflict", message: message)
     }
 
     /// My own copy is wrapped under my master key; everyone else's from my X25519 key to theirs.

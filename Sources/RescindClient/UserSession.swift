@@ -107,10 +107,19 @@ public struct UserSession: Sendable {
 
     /// Every current record of a family member (following the change feed to its end).
     public func allRecords(_ familyMemberID: UUID, pageSize: Int = 1000) async throws -> [RecordResponse] {
+        try await allRecords(familyMemberID, pageSize: pageSize, checking: { _ in })
+    }
+
+    /// As `allRecords`, showing each page to `check` before it is applied, so that a caller can
+    /// stop at the first sign of a change it cannot work with (e.g. a newer FMK version).
+    func allRecords(
+        _ familyMemberID: UUID, pageSize: Int, checking check: (RecordPage) throws -> Void
+    ) async throws -> [RecordResponse] {
         var records: [UUID: RecordResponse] = [:]
         var cursor: Int64 = 0
         while true {
             let page = try await client.changes(familyMemberID, since: cursor, limit: pageSize)
+            try check(page)
             for record in page.records { records[record.recordID] = record }
             for deleted in page.deletedRecordIDs { records[deleted] = nil }
             cursor = page.nextCursor
