@@ -98,14 +98,17 @@ let package = Package(
 
         // MARK: Services
 
-        // What every Rescind service shares: the JSON error type and middleware, signing key files.
+        // What every Rescind service shares: the JSON error type and middleware, signing key files,
+        // the NOTIFY-driven outbox drain loop.
         .target(
             name: "RescindServiceSupport",
             dependencies: [
                 "RescindCrypto",
+                "RescindPostgres",
                 "RescindProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 

@@ -2,12 +2,14 @@ import Foundation
 import Logging
 import RescindKafka
 import RescindPostgres
+import RescindServiceSupport
 import ServiceLifecycle
 
 /// Publishes the notification outbox to `audit_notifications` in creation order and
 /// marks rows sent once Kafka acknowledged them; a crash in between re-sends, and
 /// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
-/// safety net. Rows are claimed with `SKIP LOCKED`, so replicas share the work.
+/// safety net (`NotifiedDrainLoop`). Rows are claimed with `SKIP LOCKED`, so replicas
+/// share the work.
 struct NotificationRelay: Service {
     let pool: PostgresConnectionPool
     let database: PostgresConfiguration
@@ -19,40 +21,13 @@ struct NotificationRelay: Service {
     let logger: Logger
 
     func run() async throws {
-        let listener = try await PostgresNotificationListener.start(
-            configuration: database, channels: [ConclusionWriter.outboxChannel], logger: logger)
-        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await _ in listener { wake.yield() }
-                }
-                group.addTask {
-                    while (try? await Task.sleep(for: pollInterval)) != nil { wake.yield() }
-                }
-                wake.yield()
-                for await _ in wakeups {
-                    await publishPending()
-                }
-                listener.stop()
-                group.cancelAll()
-            }
-        } onGracefulShutdown: {
-            // Ends the loop after the batch in flight was delivered and marked.
-            wake.finish()
-        }
+        let loop = NotifiedDrainLoop(
+            database: database, channels: [ConclusionWriter.outboxChannel], pollInterval: pollInterval,
+            batchSize: batchSize, name: "notification publish", logger: logger)
+        try await loop.run(batch: publishBatch)
         // What the last handled messages concluded goes out before the producer closes.
-        await publishPending()
+        await loop.drain(batch: publishBatch)
         await producer.shutdown()
-    }
-
-    func publishPending() async {
-        do {
-            while try await publishBatch() == batchSize {}
-        } catch where !Task.isCancelled {
-            logger.warning("notification publish failed; will retry", metadata: ["error": "\(error)"])
-            try? await Task.sleep(for: .milliseconds(500))
-        } catch {}
     }
 
     /// - Returns: how many rows were claimed.

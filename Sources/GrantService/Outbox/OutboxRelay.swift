@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import RescindKafka
 import RescindPostgres
+import RescindServiceSupport
 import ServiceLifecycle
 
 /// Publishes committed outbox rows to Kafka and marks them sent only after the
@@ -11,7 +12,8 @@ import ServiceLifecycle
 /// Rows are claimed with `FOR UPDATE SKIP LOCKED`, so several replicas share the
 /// work without sending a row twice in normal operation; a crash between
 /// delivery and marking re-sends, which consumers absorb (they dedupe by id).
-/// The relay wakes on the outbox NOTIFY and, as a safety net, every `pollInterval`.
+/// The relay wakes on the outbox NOTIFY and, as a safety net, every `pollInterval`
+/// (`NotifiedDrainLoop`); after each drain it records the outbox lag.
 struct OutboxRelay: Service {
     let pool: PostgresConnectionPool
     let database: PostgresConfiguration
@@ -21,42 +23,11 @@ struct OutboxRelay: Service {
     let logger: Logger
 
     func run() async throws {
-        let listener = try await PostgresNotificationListener.start(
-            configuration: database, channels: [OutboxWriter.channel], logger: logger)
-        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await _ in listener { wake.yield() }
-                }
-                group.addTask {
-                    while (try? await Task.sleep(for: pollInterval)) != nil { wake.yield() }
-                }
-                wake.yield()
-                for await _ in wakeups {
-                    await publishPending()
-                }
-                listener.stop()
-                group.cancelAll()
-            }
-        } onGracefulShutdown: {
-            // Ends the loop after the batch in flight has been delivered and marked.
-            wake.finish()
-        }
+        let loop = NotifiedDrainLoop(
+            database: database, channels: [OutboxWriter.channel], pollInterval: pollInterval, batchSize: batchSize,
+            name: "outbox publish", logger: logger)
+        try await loop.run(batch: publishBatch, afterDrain: recordLag)
         await producer.shutdown()
-    }
-
-    /// Publishes until the outbox is drained or the broker fails (then the next wake-up retries).
-    func publishPending() async {
-        do {
-            while try await publishBatch() == batchSize {}
-        } catch where !Task.isCancelled {
-            logger.warning("outbox publish failed; will retry", metadata: ["error": "\(error)"])
-            try? await Task.sleep(for: .milliseconds(500))
-        } catch {
-            return
-        }
-        await recordLag()
     }
 
     /// - Returns: how many rows were claimed.
