@@ -99,7 +99,7 @@ let package = Package(
         // MARK: Services
 
         // What every Rescind service shares: the JSON error type and middleware, signing key files,
-        // the NOTIFY-driven outbox drain loop.
+        // the database pool and the NOTIFY-driven outbox drain loop, process start-up.
         .target(
             name: "RescindServiceSupport",
             dependencies: [
@@ -178,7 +178,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuditServiceMain",
-            dependencies: ["AuditService", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AuditService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "DeviceAgentMain",
@@ -186,7 +186,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GrantServiceMain",
-            dependencies: ["GrantService", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GrantService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
         .executableTarget(

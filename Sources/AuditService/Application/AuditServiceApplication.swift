@@ -33,17 +33,8 @@ public enum AuditServiceApplication {
         let grantServiceKey = try await GrantServiceKey.resolve(
             pinned: configuration.grantService.publicKey, link: grantService, logger: logger)
 
-        var database = try PostgresConfiguration(url: configuration.database.url)
-        database.searchPath = [configuration.database.schema]
-        database.applicationName = "rescind-audit-service"
-        let pool = PostgresConnectionPool(configuration: database, size: configuration.database.poolSize, logger: logger)
-        if configuration.database.migrateOnStart {
-            let applied = try await PostgresMigrator(
-                directory: URL(fileURLWithPath: configuration.database.migrationsDirectory),
-                schema: configuration.database.schema, logger: logger
-            ).migrate(using: pool)
-            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
-        }
+        let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-audit-service", logger: logger)
+        let (database, pool) = (opened.configuration, opened.pool)
         let kafka = configuration.kafka
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
@@ -100,15 +91,5 @@ public enum AuditServiceApplication {
                     heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
                 topics: topics.inputs, handler: handler, logger: logger))
         return app
-    }
-}
-
-/// Closes the pool after every other service stopped.
-struct PoolService: Service {
-    let pool: PostgresConnectionPool
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await pool.close()
     }
 }

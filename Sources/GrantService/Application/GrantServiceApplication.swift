@@ -25,20 +25,8 @@ public enum GrantServiceApplication {
         _ = MetricsRegistry.shared
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
-        var database = try PostgresConfiguration(url: configuration.database.url)
-        database.searchPath = [configuration.database.schema]
-        database.applicationName = "rescind-grant-service"
-        let pool = PostgresConnectionPool(configuration: database, size: configuration.database.poolSize, logger: logger)
-        if configuration.database.migrateOnStart {
-            try await pool.withConnection { connection in
-                try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(identifier: configuration.database.schema)")
-            }
-            let applied = try await PostgresMigrator(
-                directory: URL(fileURLWithPath: configuration.database.migrationsDirectory),
-                schema: configuration.database.schema, logger: logger
-            ).migrate(using: pool)
-            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
-        }
+        let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-grant-service", logger: logger)
+        let (database, pool) = (opened.configuration, opened.pool)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service"),
@@ -92,15 +80,5 @@ public enum GrantServiceApplication {
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes)
             .addRoutes(to: authenticated)
         return router
-    }
-}
-
-/// Closes the pool after every other service stopped.
-struct PoolService: Service {
-    let pool: PostgresConnectionPool
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await pool.close()
     }
 }
