@@ -4,8 +4,6 @@ import Logging
 import RescindCrypto
 import RescindKafka
 import RescindPostgres
-import RescindProtocol
-import ServiceLifecycle
 
 /// A real audit service for one test: its own PostgreSQL schema, topics behind a unique
 /// prefix on an in-process Kafka cluster (librdkafka's mock broker over TCP), a free
@@ -19,29 +17,22 @@ public final class AuditServiceHarness: Sendable {
     public let cluster: DevelopmentCluster
     public let baseURL: URL
     public let auditKey: Ed25519.PublicKey
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let running: ServiceUnderTest
 
     public var topicPrefix: String { configuration.kafka.topicPrefix }
     public var schema: String { configuration.database.schema }
 
     private init(
-        configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, baseURL: URL, auditKey: Ed25519.PublicKey,
-        group: ServiceGroup, task: Task<Void, any Error>
+        configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, auditKey: Ed25519.PublicKey, running: ServiceUnderTest
     ) {
         self.configuration = configuration
         self.cluster = cluster
-        self.baseURL = baseURL
+        self.baseURL = running.baseURL
         self.auditKey = auditKey
-        self.group = group
-        self.task = task
+        self.running = running
     }
 
-    public static var logger: Logger {
-        var logger = Logger(label: "test.audit-service")
-        logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
-        return logger
-    }
+    public static var logger: Logger { .forTests("test.audit-service") }
 
     /// A configuration for tests: fast group membership and scans, a fresh schema, prefix and key file.
     public static func configuration(
@@ -74,22 +65,13 @@ public final class AuditServiceHarness: Sendable {
 
     /// Creates the topics (2 partitions each) and starts the service.
     public static func start(configuration: AuditServiceConfiguration, cluster: DevelopmentCluster) async throws -> AuditServiceHarness {
-        for topic in Topic.allCases {
-            try await cluster.createTopic(name: configuration.kafka.topicPrefix + topic.rawValue, partitions: partitions)
+        try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
+        let running = try await ServiceUnderTest.start(logger: logger) { onServerRunning in
+            try await AuditServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
         }
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try await AuditServiceApplication.build(configuration: configuration, logger: logger) { port in
-            portContinuation.yield(port)
-        }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw HarnessError.serverDidNotStart }
-        let keyData = try Data(contentsOf: URL(fileURLWithPath: configuration.signingKeyFile))
-        var seed = [UInt8](keyData)
         return AuditServiceHarness(
-            configuration: configuration, cluster: cluster, baseURL: URL(string: "http://127.0.0.1:\(port)")!,
-            auditKey: try Ed25519.PrivateKey(seed: &seed).publicKey, group: group, task: task)
+            configuration: configuration, cluster: cluster,
+            auditKey: try ServiceUnderTest.publicKey(ofSigningKeyFile: configuration.signingKeyFile), running: running)
     }
 
     /// Runs `body` against an audit service that reads `grant`'s cluster and topics and fetches
@@ -117,29 +99,19 @@ public final class AuditServiceHarness: Sendable {
 
     /// Graceful shutdown (SIGTERM's path); the schema and topics stay.
     public func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        await running.stop()
     }
 
     /// Drops the schema and the key file.
     public func dropState() async {
-        _ = try? await withConnection { try await $0.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE") }
-        try? FileManager.default.removeItem(
-            at: URL(fileURLWithPath: configuration.signingKeyFile).deletingLastPathComponent())
+        await TestDatabase.dropSchema(schema)
+        ServiceUnderTest.removeSigningKeyDirectory(of: configuration.signingKeyFile)
     }
 
     @discardableResult
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var database = try PostgresConfiguration(url: configuration.database.url)
         database.searchPath = [schema]
-        let connection = try await PostgresConnection.connect(configuration: database, logger: Logger(label: "test.db"))
-        do {
-            let result = try await body(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        return try await TestDatabase.withConnection(to: database, body)
     }
 }

@@ -6,7 +6,6 @@ import RescindCrypto
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
-import ServiceLifecycle
 
 /// A real grant service for one test: its own PostgreSQL schema on the test
 /// database, its own Kafka cluster (librdkafka's mock broker over TCP, so tests
@@ -20,8 +19,7 @@ public struct GrantServiceHarness: Sendable {
     public let database: PostgresConfiguration
     public let serviceKey: Ed25519.PublicKey
     public let configuration: GrantServiceConfiguration
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let running: ServiceUnderTest
 
     public static var databaseURL: String {
         ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"] ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
@@ -64,63 +62,31 @@ public struct GrantServiceHarness: Sendable {
         configuration.createSigningKeyIfMissing = true
         configuration.outbox.pollInterval = .milliseconds(200)
         adjust(&configuration)
-        for topic in Topic.allCases {
-            _ = try await cluster.createTopic(name: configuration.kafka.topicPrefix + topic.rawValue, partitions: partitions)
+        try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
+        let logger = Logger.forTests("test.grant-service")
+        let running = try await ServiceUnderTest.start(logger: logger) { onServerRunning in
+            try await GrantServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
         }
-
-        var logger = Logger(label: "test.grant-service")
-        logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
-            portContinuation.yield(port)
-        }
-        // Stopped by graceful shutdown, as in production: cancelling a Hummingbird server while
-        // connections arrive can trip NIO's "NIOAsyncWriter deinited without finish()" trap.
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw HarnessError.serverDidNotStart }
 
         var database = try PostgresConfiguration(url: databaseURL)
         database.searchPath = [configuration.database.schema]
-        let keyData = try Data(contentsOf: URL(fileURLWithPath: configuration.signingKeyFile))
-        var seed = [UInt8](keyData)
         return GrantServiceHarness(
-            baseURL: URL(string: "http://127.0.0.1:\(port)")!, schema: configuration.database.schema,
-            topicPrefix: configuration.kafka.topicPrefix, cluster: cluster, database: database,
-            serviceKey: try Ed25519.PrivateKey(seed: &seed).publicKey, configuration: configuration, group: group,
-            task: task)
+            baseURL: running.baseURL, schema: configuration.database.schema, topicPrefix: configuration.kafka.topicPrefix,
+            cluster: cluster, database: database,
+            serviceKey: try ServiceUnderTest.publicKey(ofSigningKeyFile: configuration.signingKeyFile),
+            configuration: configuration, running: running)
     }
 
     public func stop() async {
-        await group.triggerGracefulShutdown()
-        // Bounded: a shutdown stuck on a hung connection must not hang the suite.
-        let task = self.task
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(15))
-            task.cancel()
-        }
-        _ = try? await task.value
-        watchdog.cancel()
-        try? await withConnection { connection in
-            try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE")
-        }
+        await running.stop()
+        await TestDatabase.dropSchema(schema)
         cluster.shutdown()
-        try? FileManager.default.removeItem(
-            at: URL(fileURLWithPath: configuration.signingKeyFile).deletingLastPathComponent())
+        ServiceUnderTest.removeSigningKeyDirectory(of: configuration.signingKeyFile)
     }
 
     /// A direct connection to the service's schema, for checking what is stored.
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let connection = try await PostgresConnection.connect(configuration: database, logger: Logger(label: "test.db"))
-        do {
-            let result = try await body(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await TestDatabase.withConnection(to: database, body)
     }
 
     /// Registers a user with one device.

@@ -22,7 +22,13 @@ public enum TestDatabase {
     }
 
     private static func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let configuration = try PostgresConfiguration(url: GrantServiceHarness.databaseURL)
+        try await withConnection(to: try PostgresConfiguration(url: GrantServiceHarness.databaseURL), body)
+    }
+
+    /// One connection for `body`, closed whatever happens.
+    static func withConnection<Result>(
+        to configuration: PostgresConfiguration, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         let connection = try await PostgresConnection.connect(configuration: configuration, logger: Logger(label: "test.db"))
         do {
             let result = try await body(connection)
