@@ -13,36 +13,30 @@ import Testing
 struct CrashRecoveryTests {
     struct InjectedCrash: Error {}
 
-    /// Owner, a grantee whose device rotates and a revoked user whose device erases.
-    func scenario(
-        _ service: GrantServiceHarness
-    ) async throws -> (owner: UserSession, revokedUser: UUID, member: (id: UUID, rawFMK: [UInt8], records: [UUID: [UInt8]]), kept: AgentTestKit.Device, revoked: AgentTestKit.Device) {
-        let owner = try await service.user("Adult A")
-        let keptUser = try await service.user("Adult B")
-        let revokedUser = try await service.user("Adult C")
-        let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["note 1", "note 2", "note 3"])
-        try await owner.grant(member.id, to: keptUser.keys.userID)
-        try await owner.grant(member.id, to: revokedUser.keys.userID)
-        let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
-        let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
-        for device in [kept, revoked] { try await device.open().selfHeal() }
-        return (owner, revokedUser.keys.userID, member, kept, revoked)
+    /// The revocation scenario on a fresh grant service, both devices' caches filled by one
+    /// self-heal pass (so the agents under test start with the family member at v1).
+    func withScenario(_ body: (GrantServiceHarness, RevocationScenario) async throws -> Void) async throws {
+        try await RevocationScenario.with(records: ["note 1", "note 2", "note 3"]) { service, s in
+            for device in [s.kept, s.revoked] { try await device.open().selfHeal() }
+            try await body(service, s)
+        }
+    }
+
+    /// Runs `device`'s agent with `faults`, then revokes.
+    func runThenRevoke(_ device: AgentTestKit.Device, faults: AgentFaults, in s: RevocationScenario) async throws -> RunningAgent {
+        let running = RunningAgent(try await device.open(faults: faults))
+        try await AgentTestKit.eventually("group joined") { try await running.agent.status().familyMembers.count == 1 }
+        try await s.revoke()
+        return running
     }
 
     @Test("a crash after the inbox commit and before the offset commit: redelivery is recognised, one ack")
     func crashBeforeOffsetCommit() async throws {
-        try await GrantServiceHarness.with { service in
-            let s = try await scenario(service)
-            defer {
-                s.kept.directory.remove()
-                s.revoked.directory.remove()
-            }
+        try await withScenario { service, s in
             var faults = AgentFaults()
             faults.publishAcks = false
             faults.beforeOffsetCommit = { info in if info.commandID != nil { throw InjectedCrash() } }
-            let first = RunningAgent(try await s.kept.open(faults: faults))
-            try await AgentTestKit.eventually("group joined") { try await first.agent.status().familyMembers.count == 1 }
-            _ = try await s.owner.revoke(s.member.id, user: s.revokedUser)
+            let first = try await runThenRevoke(s.kept, faults: faults, in: s)
             #expect(await first.ended() is InjectedCrash)
             let crashed = try await first.agent.status()
             #expect(crashed.sentAcks == 0)
@@ -65,17 +59,10 @@ struct CrashRecoveryTests {
 
     @Test("a crash inside the erasure transaction leaves the old state whole; the restart erases once and acks once")
     func crashInsideErasure() async throws {
-        try await GrantServiceHarness.with { service in
-            let s = try await scenario(service)
-            defer {
-                s.kept.directory.remove()
-                s.revoked.directory.remove()
-            }
+        try await withScenario { service, s in
             var faults = AgentFaults()
             faults.beforeCommandCommit = { _ in throw AgentError(.injectedFault, "crash inside the transaction") }
-            let first = RunningAgent(try await s.revoked.open(faults: faults))
-            try await AgentTestKit.eventually("group joined") { try await first.agent.status().familyMembers.count == 1 }
-            _ = try await s.owner.revoke(s.member.id, user: s.revokedUser)
+            let first = try await runThenRevoke(s.revoked, faults: faults, in: s)
             let error = await first.ended()
             #expect((error as? AgentError)?.code == .injectedFault)
 
@@ -100,17 +87,10 @@ struct CrashRecoveryTests {
 
     @Test("acks recorded but never published (crash before sending) are sent after the restart, once")
     func owedAcksSurviveRestart() async throws {
-        try await GrantServiceHarness.with { service in
-            let s = try await scenario(service)
-            defer {
-                s.kept.directory.remove()
-                s.revoked.directory.remove()
-            }
+        try await withScenario { service, s in
             var faults = AgentFaults()
             faults.publishAcks = false
-            let first = RunningAgent(try await s.revoked.open(faults: faults))
-            try await AgentTestKit.eventually("group joined") { try await first.agent.status().familyMembers.count == 1 }
-            _ = try await s.owner.revoke(s.member.id, user: s.revokedUser)
+            let first = try await runThenRevoke(s.revoked, faults: faults, in: s)
             try await AgentTestKit.eventually("erased") { try await first.agent.status().owedAcks == 1 }
             await first.stop()
             #expect(try await AgentTestKit.acks(service, from: s.revoked, for: .seconds(1)).isEmpty)

@@ -16,28 +16,17 @@ import Glibc
 struct LockedProcessTests {
     @Test("a locked agent erases on secure_deletion at once and rotates after the unlock; each sends one signed ack")
     func erasesLockedRotatesAfterUnlock() async throws {
-        try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let keptUser = try await service.user("Adult B")
-            let revokedUser = try await service.user("Adult C")
-            let plaintexts = (1...10).map { "locked note \($0): unmistakable-plaintext-\($0)" }
-            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: plaintexts)
-            try await owner.grant(member.id, to: keptUser.keys.userID)
-            try await owner.grant(member.id, to: revokedUser.keys.userID)
-            let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
-            let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
-            defer {
-                kept.directory.remove()
-                revoked.directory.remove()
-            }
+        let plaintexts = (1...10).map { "locked note \($0): unmistakable-plaintext-\($0)" }
+        try await RevocationScenario.with(records: plaintexts) { service, s in
+            let (member, kept, revoked) = (s.member, s.kept, s.revoked)
 
             // Filled once while unlocked, then started locked: no secret is read at start.
             var processes: [AgentProcess] = []
             for device in [kept, revoked] {
-                let (status, output) = try await AgentProcess.run(["sync"], environment: ProcessTests.environment(device.configuration))
+                let (status, output) = try await AgentProcess.run(["sync"], environment: AgentProcess.environment(device.configuration))
                 #expect(status == 0, "\(output)")
                 let file = try device.directory.write("passphrase", Data((AgentTestKit.passphrase + "\n").utf8))
-                var environment = ProcessTests.environment(device.configuration, unlock: ["RESCIND_AGENT_PASSPHRASE_FILE": file])
+                var environment = AgentProcess.environment(device.configuration, unlock: ["RESCIND_AGENT_PASSPHRASE_FILE": file])
                 environment["RESCIND_AGENT_METRICS_FILE"] = device.directory.file("metrics.prom")
                 environment["RESCIND_AGENT_METRICS_SECONDS"] = "1"
                 let process = try AgentProcess(["run", "--locked"], environment: environment)
@@ -48,7 +37,7 @@ struct LockedProcessTests {
             }
             let (keptProcess, revokedProcess) = (processes[0], processes[1])
 
-            _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
+            try await s.revoke()
             try await revokedProcess.waitFor("destroyed the FMK while locked")
             try await keptProcess.waitFor("command sealed until the unlock")
 

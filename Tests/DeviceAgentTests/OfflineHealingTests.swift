@@ -11,25 +11,15 @@ import Testing
 struct OfflineHealingTests {
     @Test("devices that never saw the commands (topic beyond retention) rotate or erase on start")
     func healOnStart() async throws {
-        try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let keptUser = try await service.user("Adult B")
-            let revokedUser = try await service.user("Adult C")
-            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["MRI scan: unmistakable-plaintext-1", "report: unmistakable-plaintext-2"])
-            try await owner.grant(member.id, to: keptUser.keys.userID)
-            try await owner.grant(member.id, to: revokedUser.keys.userID)
-            let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
-            let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
+        let records = ["MRI scan: unmistakable-plaintext-1", "report: unmistakable-plaintext-2"]
+        try await RevocationScenario.with(records: records) { service, s in
+            let (owner, member, kept, revoked) = (s.owner, s.member, s.kept, s.revoked)
             let ownerDevice = try await AgentTestKit.enrol(owner, on: service, name: "owner-agent")
-            defer {
-                kept.directory.remove()
-                revoked.directory.remove()
-                ownerDevice.directory.remove()
-            }
+            defer { ownerDevice.directory.remove() }
             for device in [kept, revoked, ownerDevice] { try await device.open().selfHeal() }
 
             // Both devices are offline while the revocation (and a later record) happens.
-            _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
+            try await s.revoke()
             let (fmk, version) = try await owner.currentFMK(member.id)
             let added = try await owner.putRecord(member.id, plaintext: Array("after revocation".utf8), fmk: fmk, version: version)
 
@@ -65,7 +55,7 @@ struct OfflineHealingTests {
             #expect(try await ownerAgent.plaintexts(of: member.id) == expected)
 
             // Granted again later: the device starts from the current state, at or above its floor.
-            try await owner.grant(member.id, to: revokedUser.keys.userID)
+            try await owner.grant(member.id, to: s.revokedUser.keys.userID)
             let regranted = try await revoked.open()
             try await regranted.selfHeal()
             #expect(try await regranted.plaintexts(of: member.id) == expected)

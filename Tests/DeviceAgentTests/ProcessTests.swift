@@ -15,23 +15,6 @@ import Glibc
 /// one-line refusals, SIGTERM, and SIGKILL at any moment.
 @Suite("rescind-agent process", .serialized, .enabled(if: AgentProcess.executable != nil))
 struct ProcessTests {
-    static func environment(_ configuration: AgentConfiguration, unlock: [String: String]? = nil) -> [String: String] {
-        var environment = [
-            "RESCIND_AGENT_DATA_DIR": configuration.dataDirectory,
-            "RESCIND_AGENT_GRANT_SERVICE_URL": configuration.grantServiceURL.absoluteString,
-            "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(configuration.grantServiceKey.rawRepresentation).base64EncodedString(),
-            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": configuration.kafka.bootstrapServers,
-            "RESCIND_TOPIC_PREFIX": configuration.kafka.topicPrefix,
-            "RESCIND_AGENT_KAFKA_SESSION_TIMEOUT_SECONDS": "3",
-            "RESCIND_AGENT_RETRY_SECONDS": "1",
-            "RESCIND_AGENT_ARGON2_OPSLIMIT": "1",
-            "RESCIND_AGENT_ARGON2_MEMLIMIT_MIB": "8",
-            "RESCIND_AGENT_LOG_LEVEL": "info",
-        ]
-        for (name, value) in unlock ?? ["RESCIND_AGENT_PASSPHRASE": AgentTestKit.passphrase] { environment[name] = value }
-        return environment
-    }
-
     /// A keystore written locally (no grant service needed to be refused).
     static func offlineConfiguration(_ directory: TemporaryDirectory, unlock: AgentConfiguration.Unlock) async throws -> AgentConfiguration {
         var configuration = AgentConfiguration(
@@ -49,16 +32,16 @@ struct ProcessTests {
         try await TemporaryDirectory.with { directory in
             let configuration = try await Self.offlineConfiguration(directory, unlock: .passphrase(AgentTestKit.passphrase))
             var (status, output) = try await AgentProcess.run(
-                ["run"], environment: Self.environment(configuration, unlock: ["RESCIND_AGENT_PASSPHRASE": "not it"]))
+                ["run"], environment: AgentProcess.environment(configuration, unlock: ["RESCIND_AGENT_PASSPHRASE": "not it"]))
             #expect(status == 1)
             #expect(output == "rescind-agent: wrong passphrase or key file for \(configuration.keystorePath)\n")
 
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: configuration.dataDirectory)
-            (status, output) = try await AgentProcess.run(["run"], environment: Self.environment(configuration))
+            (status, output) = try await AgentProcess.run(["run"], environment: AgentProcess.environment(configuration))
             #expect(status == 1)
             #expect(output == "rescind-agent: data directory \(configuration.dataDirectory) is accessible by other users (mode 755); run `chmod 700 \(configuration.dataDirectory)`\n")
 
-            var environment = Self.environment(configuration)
+            var environment = AgentProcess.environment(configuration)
             environment["RESCIND_AGENT_GRANT_SERVICE_URL"] = nil
             (status, output) = try await AgentProcess.run(["run"], environment: environment)
             #expect(status == 1)
@@ -69,7 +52,7 @@ struct ProcessTests {
             let configuration = try await Self.offlineConfiguration(directory, unlock: .keyFile(keyFile))
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
             let (status, output) = try await AgentProcess.run(
-                ["run"], environment: Self.environment(configuration, unlock: ["RESCIND_AGENT_KEY_FILE": keyFile]))
+                ["run"], environment: AgentProcess.environment(configuration, unlock: ["RESCIND_AGENT_KEY_FILE": keyFile]))
             #expect(status == 1)
             #expect(output == "rescind-agent: key file \(keyFile) is accessible by other users (mode 644); run `chmod 600 \(keyFile)`\n")
         }
@@ -77,28 +60,17 @@ struct ProcessTests {
 
     @Test("SIGKILL at any moment of a rotation and an erasure: the restarted agents converge, one ack each")
     func sigkill() async throws {
-        try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let keptUser = try await service.user("Adult B")
-            let revokedUser = try await service.user("Adult C")
-            let plaintexts = (1...40).map { "record \($0): unmistakable-plaintext-\($0)" }
-            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: plaintexts)
-            try await owner.grant(member.id, to: keptUser.keys.userID)
-            try await owner.grant(member.id, to: revokedUser.keys.userID)
-            let kept = try await AgentTestKit.enrol(keptUser, on: service, name: "kept")
-            let revoked = try await AgentTestKit.enrol(revokedUser, on: service, name: "revoked")
-            defer {
-                kept.directory.remove()
-                revoked.directory.remove()
-            }
+        let plaintexts = (1...40).map { "record \($0): unmistakable-plaintext-\($0)" }
+        try await RevocationScenario.with(records: plaintexts) { service, s in
+            let (member, kept, revoked) = (s.member, s.kept, s.revoked)
 
             // Killed once each: the rotating device as soon as its command is in the inbox,
             // the erasing device as soon as its erasure is logged (ack possibly unpublished).
-            let keptProcess = try AgentProcess(["run"], environment: Self.environment(kept.configuration))
-            let revokedProcess = try AgentProcess(["run"], environment: Self.environment(revoked.configuration))
+            let keptProcess = try AgentProcess(["run"], environment: AgentProcess.environment(kept.configuration))
+            let revokedProcess = try AgentProcess(["run"], environment: AgentProcess.environment(revoked.configuration))
             try await keptProcess.waitFor("partitions assigned")
             try await revokedProcess.waitFor("partitions assigned")
-            _ = try await owner.revoke(member.id, user: revokedUser.keys.userID)
+            try await s.revoke()
             try await keptProcess.waitFor("command received")
             keptProcess.signal(SIGKILL)
             try await revokedProcess.waitFor("cryptographically erased")
@@ -108,7 +80,7 @@ struct ProcessTests {
 
             // Restarted, then stopped gracefully with SIGTERM once converged.
             for device in [kept, revoked] {
-                let process = try AgentProcess(["run"], environment: Self.environment(device.configuration))
+                let process = try AgentProcess(["run"], environment: AgentProcess.environment(device.configuration))
                 try await process.waitFor("partitions assigned")
                 try await AgentTestKit.eventually("converged after SIGKILL") {
                     let status = try await AgentStatus.read(configuration: device.configuration)
@@ -133,7 +105,7 @@ struct ProcessTests {
             #expect(try await agent.plaintexts(of: member.id) == member.records)
 
             // `status` prints holdings and never a key.
-            let (code, printed) = try await AgentProcess.run(["status"], environment: Self.environment(revoked.configuration))
+            let (code, printed) = try await AgentProcess.run(["status"], environment: AgentProcess.environment(revoked.configuration))
             #expect(code == 0)
             #expect(printed.contains("\(member.id.uuidString.lowercased())  revoked  FMK v0  (floor v2)  40 record(s)"))
             #expect(printed.contains("last command: secure_deletion"))

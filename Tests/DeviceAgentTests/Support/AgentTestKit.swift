@@ -14,11 +14,7 @@ import Testing
 enum AgentTestKit {
     static let passphrase = "agent test passphrase"
 
-    static var logger: Logger {
-        var logger = Logger(label: "test.agent")
-        logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
-        return logger
-    }
+    static var logger: Logger { .forTests("test.agent") }
 
     /// Fast settings for the mock broker and cheap Argon2id.
     static func configuration(_ service: GrantServiceHarness, dataDirectory: String, topicPrefix: String? = nil) -> AgentConfiguration {
