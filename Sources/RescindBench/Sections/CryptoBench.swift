@@ -28,26 +28,30 @@ enum CryptoBench {
         var rawOne: [Double] = []
         var projectAll: [Double] = []
         var rawAll: [Double] = []
-        var projectDropped: [Double] = []
+        var projectAppending: [Double] = []
         for run in 1...options.runs {
             let (_, p1) = try Timing.measure { try AESGCMResealer(from: oldKey, to: newKey).reseal(requests) }
             let (_, r1) = try Timing.measure { try RawEVPBaseline.reseal(requests, in: requests.indices, from: oldKey, to: newKey) }
             let (_, pn) = try Timing.measure { try AESGCM.reseal(requests, from: oldKey, to: newKey) }
             let (_, rn) = try Timing.measure { try rawAllCores(requests, from: oldKey, to: newKey, workers: cores) }
+            var batch: [UInt8] = []
             let (_, pd) = try Timing.measure {
+                // As an upload batch is built: every record appended to one buffer, reused pass after pass.
+                batch.removeAll(keepingCapacity: true)
                 let resealer = AESGCMResealer(from: oldKey, to: newKey)
                 for request in requests {
-                    _ = try resealer.reseal(
-                        request.box, oldAssociatedData: request.oldAssociatedData, newAssociatedData: request.newAssociatedData)
+                    try resealer.reseal(
+                        combined: request.box.combined, oldAssociatedData: request.oldAssociatedData,
+                        newAssociatedData: request.newAssociatedData, appendingTo: &batch)
                 }
             }
-            projectDropped.append(count / pd)
+            projectAppending.append(count / pd)
             projectOne.append(count / p1)
             rawOne.append(count / r1)
             projectAll.append(count / pn)
             rawAll.append(count / rn)
             BenchReport.log(
-                "run \(run): records/s one core: resealer \(Format.grouped(count / p1)), raw EVP \(Format.grouped(count / r1)); "
+                "run \(run): records/s one core: appending \(Format.grouped(count / pd)), SealedBox each \(Format.grouped(count / p1)), raw EVP \(Format.grouped(count / r1)); "
                     + "\(cores) cores: AESGCM.reseal \(Format.grouped(count / pn)), raw EVP \(Format.grouped(count / rn))")
         }
         let medianProjectOne = Statistics.median(projectOne)
@@ -55,10 +59,11 @@ enum CryptoBench {
         let medianRawOne = Statistics.median(rawOne)
         let medianRawAll = Statistics.median(rawAll)
         report.add(
-            "one core (AESGCMResealer)", project: .rate(medianProjectOne, "records"), baseline: .rate(medianRawOne, "records"))
+            "one core, appended to a reused batch buffer (AESGCMResealer, no allocation)",
+            project: .rate(Statistics.median(projectAppending), "records"), baseline: .rate(medianRawOne, "records"))
         report.add(
-            "… diagnostic: one core, each result dropped at once (no heap growth)",
-            project: .rate(Statistics.median(projectDropped), "records"), baseline: .rate(medianRawOne, "records"))
+            "one core, one new SealedBox per record (AESGCMResealer)", project: .rate(medianProjectOne, "records"),
+            baseline: .rate(medianRawOne, "records"))
         report.add(
             "all \(cores) cores (AESGCM.reseal batch)", project: .rate(medianProjectAll, "records"),
             baseline: .rate(medianRawAll, "records"))

@@ -65,57 +65,90 @@ public final class AESGCMCipher {
         authenticating associatedData: UnsafeRawBufferPointer,
         fixedNonce: UnsafeRawBufferPointer?
     ) throws -> AESGCM.SealedBox {
-        guard plaintext.count <= AESGCM.maximumMessageByteCount,
-            associatedData.count <= Int(Int32.max)
-        else {
-            throw CryptoError(.invalidInput)
-        }
-        let context = try sealer()
-        let total = plaintext.count + AESGCM.overheadByteCount
+        let total = try Self.sealedByteCount(plaintext: plaintext, associatedData: associatedData)
         let combined = try [UInt8](unsafeUninitializedCapacity: total) { output, initializedCount in
-            let base = UnsafeMutableRawPointer(output.baseAddress!)
-            if let fixedNonce {
-                precondition(fixedNonce.count == AESGCM.nonceByteCount)
-                base.copyMemory(from: fixedNonce.baseAddress!, byteCount: AESGCM.nonceByteCount)
-            } else {
-                try nonces.take(into: base)
-            }
-            let ciphertext = (base + AESGCM.nonceByteCount).assumingMemoryBound(to: UInt8.self)
-            try context.withContext { ctx in
-                try OpenSSLError.check(
-                    EVP_CipherInit_ex(ctx, nil, nil, nil, base.assumingMemoryBound(to: UInt8.self), -1),
-                    or: .libraryFailure
-                )
-                var written: Int32 = 0
-                if associatedData.count > 0 {
-                    try OpenSSLError.check(
-                        EVP_CipherUpdate(ctx, nil, &written, typedBase(associatedData), Int32(associatedData.count)),
-                        or: .libraryFailure
-                    )
-                }
-                if plaintext.count > 0 {
-                    try OpenSSLError.check(
-                        EVP_CipherUpdate(ctx, ciphertext, &written, typedBase(plaintext), Int32(plaintext.count)),
-                        or: .libraryFailure
-                    )
-                }
-                try OpenSSLError.check(
-                    EVP_CipherFinal_ex(ctx, ciphertext + plaintext.count, &written),
-                    or: .libraryFailure
-                )
-                try OpenSSLError.check(
-                    EVP_CIPHER_CTX_ctrl(
-                        ctx,
-                        EVP_CTRL_GCM_GET_TAG,
-                        Int32(AESGCM.tagByteCount),
-                        UnsafeMutableRawPointer(ciphertext + plaintext.count)
-                    ),
-                    or: .libraryFailure
-                )
-            }
+            try seal(plaintext, authenticating: associatedData, fixedNonce: fixedNonce, into: UnsafeMutableRawPointer(output.baseAddress!))
             initializedCount = total
         }
         return AESGCM.SealedBox(validatedCombined: combined)
+    }
+
+    /// Seals and appends `nonce ‖ ciphertext ‖ tag` to `output`; on failure `output` is left
+    /// as it was. Reusing `output` across batches makes sealing allocation-free.
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        appendingTo output: inout [UInt8]
+    ) throws {
+        let total = try Self.sealedByteCount(plaintext: plaintext, associatedData: associatedData)
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: total))
+        do {
+            try output.withUnsafeMutableBytes { bytes in
+                try seal(plaintext, authenticating: associatedData, fixedNonce: nil, into: bytes.baseAddress! + start)
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    private static func sealedByteCount(
+        plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer
+    ) throws -> Int {
+        guard plaintext.count <= AESGCM.maximumMessageByteCount, associatedData.count <= Int(Int32.max) else {
+            throw CryptoError(.invalidInput)
+        }
+        return plaintext.count + AESGCM.overheadByteCount
+    }
+
+    /// Writes `nonce ‖ ciphertext ‖ tag` (plaintext + 28 bytes) at `base`.
+    private func seal(
+        _ plaintext: UnsafeRawBufferPointer,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        fixedNonce: UnsafeRawBufferPointer?,
+        into base: UnsafeMutableRawPointer
+    ) throws {
+        let context = try sealer()
+        if let fixedNonce {
+            precondition(fixedNonce.count == AESGCM.nonceByteCount)
+            base.copyMemory(from: fixedNonce.baseAddress!, byteCount: AESGCM.nonceByteCount)
+        } else {
+            try nonces.take(into: base)
+        }
+        let ciphertext = (base + AESGCM.nonceByteCount).assumingMemoryBound(to: UInt8.self)
+        try context.withContext { ctx in
+            try OpenSSLError.check(
+                EVP_CipherInit_ex(ctx, nil, nil, nil, base.assumingMemoryBound(to: UInt8.self), -1),
+                or: .libraryFailure
+            )
+            var written: Int32 = 0
+            if associatedData.count > 0 {
+                try OpenSSLError.check(
+                    EVP_CipherUpdate(ctx, nil, &written, typedBase(associatedData), Int32(associatedData.count)),
+                    or: .libraryFailure
+                )
+            }
+            if plaintext.count > 0 {
+                try OpenSSLError.check(
+                    EVP_CipherUpdate(ctx, ciphertext, &written, typedBase(plaintext), Int32(plaintext.count)),
+                    or: .libraryFailure
+                )
+            }
+            try OpenSSLError.check(
+                EVP_CipherFinal_ex(ctx, ciphertext + plaintext.count, &written),
+                or: .libraryFailure
+            )
+            try OpenSSLError.check(
+                EVP_CIPHER_CTX_ctrl(
+                    ctx,
+                    EVP_CTRL_GCM_GET_TAG,
+                    Int32(AESGCM.tagByteCount),
+                    UnsafeMutableRawPointer(ciphertext + plaintext.count)
+                ),
+                or: .libraryFailure
+            )
+        }
     }
 
     /// Opens a combined buffer into `output` (at least ciphertext-sized). On any failure the

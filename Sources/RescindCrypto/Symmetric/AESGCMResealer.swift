@@ -1,10 +1,17 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Re-encrypts records from one key to another: open under the old key and associated data,
 /// seal under the new key with a fresh nonce and new associated data.
 ///
 /// This is the per-record step of a revocation (old FMK → new FMK) and of a cryptographic
 /// erasure (FMK → ephemeral key that is never stored). The plaintext passes through one
 /// reusable scratch buffer that is zeroed after every record, so a record costs no allocation
-/// besides its result and plaintext never outlives the call.
+/// besides its result (none when appending to a reused buffer) and plaintext never outlives
+/// the call.
 ///
 /// Not `Sendable`: use one resealer per thread (`AESGCM.reseal(_:from:to:)` does).
 public final class AESGCMResealer {
@@ -42,6 +49,36 @@ public final class AESGCMResealer {
         }
         return try newAssociatedData.withUnsafeBytes { associatedData in
             try sealer.seal(UnsafeRawBufferPointer(plaintext), authenticating: associatedData, fixedNonce: nil)
+        }
+    }
+
+    /// Re-encrypts one record given in wire layout (`nonce ‖ ciphertext ‖ tag`) and appends
+    /// the new record, in the same layout, to `output`.
+    ///
+    /// For building an upload batch in one buffer that is reused batch after batch: then a
+    /// record costs no allocation at all (the per-record result of the other overload is
+    /// what keeps that one below the raw OpenSSL limit, see BENCHMARKS.md).
+    /// - Throws: `CryptoError.invalidInput` if `combined` is shorter than 28 bytes,
+    ///   `CryptoError.authenticationFailed` if it does not open under the old key and
+    ///   `oldAssociatedData`; `output` is unchanged then.
+    public func reseal(
+        combined: some ContiguousBytes,
+        oldAssociatedData: [UInt8],
+        newAssociatedData: [UInt8],
+        appendingTo output: inout [UInt8]
+    ) throws {
+        try combined.withUnsafeBytes { combined in
+            guard combined.count >= AESGCM.overheadByteCount else { throw CryptoError(.invalidInput) }
+            let count = combined.count - AESGCM.overheadByteCount
+            reserveScratch(count)
+            let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
+            defer { Sodium.zero(plaintext) }
+            try oldAssociatedData.withUnsafeBytes { associatedData in
+                try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
+            }
+            try newAssociatedData.withUnsafeBytes { associatedData in
+                try sealer.seal(UnsafeRawBufferPointer(plaintext), authenticating: associatedData, appendingTo: &output)
+            }
         }
     }
 
