@@ -31,6 +31,8 @@ let package = Package(
         // swift-configuration support is not used: configuration comes from the environment.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
@@ -89,11 +91,18 @@ let package = Package(
             dependencies: ["RescindCrypto"]
         ),
 
-        // The grant service's HTTP API as a client (URLSession: no server stack on devices),
+        // The grant service's HTTP API as a client (AsyncHTTPClient's shared pool, see HTTPTransport),
         // and the owner-side flows built on it.
         .target(
             name: "RescindClient",
-            dependencies: ["RescindCrypto", "RescindProtocol"]
+            dependencies: [
+                "RescindCrypto",
+                "RescindProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
 
         // MARK: Services

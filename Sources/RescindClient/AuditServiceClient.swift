@@ -2,20 +2,18 @@ import Foundation
 import RescindCrypto
 import RescindProtocol
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The audit service's HTTP API: the owner's sealed access log and its chain check
 /// (authenticated with the caller's grant-service bearer token), and revocation status.
 public struct AuditServiceClient: Sendable {
     public let baseURL: URL
     private let grantService: GrantServiceClient?
+    private let transport: HTTPTransport
 
     /// - Parameter grantService: supplies bearer tokens for the owner-only routes.
-    public init(baseURL: URL, grantService: GrantServiceClient? = nil) {
+    public init(baseURL: URL, grantService: GrantServiceClient? = nil, timeout: Duration = .seconds(30)) {
         self.baseURL = baseURL
         self.grantService = grantService
+        self.transport = HTTPTransport(timeout: timeout)
     }
 
     /// One page of a family member's access log, newest first (owner only).
@@ -56,16 +54,15 @@ public struct AuditServiceClient: Sendable {
     private func get<Response: Decodable>(_ path: String, query: [URLQueryItem], authenticated: Bool) async throws -> Response {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         if !query.isEmpty { components.queryItems = query }
-        var request = URLRequest(url: components.url!)
+        var headers: [(String, String)] = []
         if authenticated {
             guard let grantService else {
                 throw GrantServiceError(status: 401, code: "no_credentials", message: "the access log needs the owner's credentials")
             }
-            request.setValue("Bearer \(try await grantService.bearerToken())", forHTTPHeaderField: "Authorization")
+            headers.append(("Authorization", "Bearer \(try await grantService.bearerToken())"))
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else { throw GrantServiceError(status: status, body: data) }
-        return try CanonicalJSON.decode(Response.self, from: data)
+        let response = try await transport.send("GET", components.url!, headers: headers)
+        guard (200..<300).contains(response.status) else { throw GrantServiceError(status: response.status, body: response.body) }
+        return try CanonicalJSON.decode(Response.self, from: response.body)
     }
 }

@@ -3,18 +3,14 @@ import RescindCrypto
 import RescindProtocol
 import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The grant service's HTTP API for devices, agents and the CLI.
 ///
-/// Built on URLSession (the system's libcurl on Linux) so that devices do not
-/// carry a server networking stack. With device credentials it authenticates by
+/// Every client in a process shares one connection pool (`HTTPTransport`), so clients
+/// are cheap to make and to drop. With device credentials it authenticates by
 /// challenge–response on first use and again whenever its token expires.
 public final class GrantServiceClient: Sendable {
     public let baseURL: URL
-    private let session: URLSession
+    let transport: HTTPTransport
     private let credentials: DeviceCredentials?
     private let token = Mutex<(value: String, expiresAt: Date)?>(nil)
 
@@ -29,18 +25,20 @@ public final class GrantServiceClient: Sendable {
         }
     }
 
-    public init(baseURL: URL, credentials: DeviceCredentials? = nil, timeout: Duration = .seconds(30)) {
-        self.baseURL = baseURL
-        self.credentials = credentials
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
-        configuration.httpMaximumConnectionsPerHost = 8
-        self.session = URLSession(configuration: configuration)
+    /// - Parameter timeout: the whole of one request, answer included.
+    public convenience init(baseURL: URL, credentials: DeviceCredentials? = nil, timeout: Duration = .seconds(30)) {
+        self.init(baseURL: baseURL, credentials: credentials, transport: HTTPTransport(timeout: timeout))
     }
 
-    /// The same service, acting as another device.
+    private init(baseURL: URL, credentials: DeviceCredentials?, transport: HTTPTransport) {
+        self.baseURL = baseURL
+        self.credentials = credentials
+        self.transport = transport
+    }
+
+    /// The same service, acting as another device: same timeout, its own token.
     public func authenticated(as credentials: DeviceCredentials) -> GrantServiceClient {
-        GrantServiceClient(baseURL: baseURL, credentials: credentials)
+        GrantServiceClient(baseURL: baseURL, credentials: credentials, transport: transport)
     }
 
     // MARK: Transport
@@ -74,17 +72,12 @@ public final class GrantServiceClient: Sendable {
         while true {
             var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
             if !query.isEmpty { components.queryItems = query }
-            var request = URLRequest(url: components.url!)
-            request.httpMethod = method.rawValue
-            if let body {
-                request.httpBody = body
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
+            var headers: [(String, String)] = []
             if authenticated {
-                request.setValue("Bearer \(try await bearerToken())", forHTTPHeaderField: "Authorization")
+                headers.append(("Authorization", "Bearer \(try await bearerToken())"))
             }
-            let (data, response) = try await session.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let response = try await transport.send(method.rawValue, components.url!, headers: headers, body: body)
+            let (data, status) = (response.body, response.status)
             if (200..<300).contains(status) { return data }
             if status == 401, authenticated, !retriedAuthentication, credentials != nil {
                 token.withLock { $0 = nil }
@@ -123,7 +116,8 @@ public final class GrantServiceClient: Sendable {
 /// Placeholder body type for requests without one.
 struct Empty: Codable, Sendable {}
 
-/// An error answer of the grant service (or a transport failure, status 0).
+/// An error answer of a Rescind service, or a failure to reach it (status 0, code
+/// `unreachable`).
 public struct GrantServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     public let status: Int
     public let code: String

@@ -1,15 +1,11 @@
 import Foundation
 import RescindClient
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Every call to the grant service goes through `run`, which turns its failures into
 /// `AgentError` by what the agent should do about them.
 enum GrantServiceCall {
     /// Grant-service and transport failures as `AgentError`: 403 is a revocation, transport
-    /// trouble and 5xx are worth retrying, anything else is a refusal.
+    /// trouble (status 0) and 5xx are worth retrying, anything else is a refusal.
     static func run<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
@@ -19,8 +15,6 @@ enum GrantServiceCall {
             case 0, 408, 429, 500...599: throw AgentError(.unavailable, "grant service unavailable: \(error)")
             default: throw AgentError(.serviceRefused, "grant service refused: \(error)")
             }
-        } catch let error as URLError {
-            throw AgentError(.unavailable, "grant service unreachable (URLError \(error.code.rawValue))")
         } catch let error as AgentError {
             throw error
         } catch is CancellationError {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RescindClient
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -23,7 +24,10 @@ extension Rescind {
     }
 
     static func presentable(_ error: any Error) -> any Error {
-        // Only Foundation's URL errors: ArgumentParser's own (help, usage, exit codes) pass through untouched.
+        // A service that cannot be reached: its own one-line message, without "(HTTP 0, unreachable)".
+        if let error = error as? GrantServiceError, error.status == 0 { return CLIError(error.message) }
+        // Foundation's URL errors (the demo's readiness probes): ArgumentParser's own (help, usage,
+        // exit codes) pass through untouched.
         guard let urlError = error as? URLError else { return error }
         let error = urlError as NSError
         let url = urlError.failingURL

@@ -1,0 +1,75 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// The HTTP exchange under both service clients: AsyncHTTPClient's process-wide client, so
+/// every client in a process (an agent, the CLI, a benchmark hosting fifty agents) shares
+/// one connection pool on NIO's shared event loops and nothing needs shutting down.
+///
+/// Not URLSession: on Linux it moved request and response bodies through libdispatch and
+/// libcurl at ~16× the CPU of this client (measured: 100 round trips of a 1.4 MB body each
+/// way, 5.2 s against 0.32 s of CPU), which made the owner's client, not the database, the
+/// limit of a revocation (BENCHMARKS.md).
+struct HTTPTransport: Sendable {
+    /// Whole-exchange deadline per request.
+    let timeout: Duration
+    /// Larger answers are refused (the services page their lists far below this).
+    let maximumResponseBytes: Int
+
+    init(timeout: Duration, maximumResponseBytes: Int = 256 << 20) {
+        self.timeout = timeout
+        self.maximumResponseBytes = maximumResponseBytes
+    }
+
+    struct Response: Sendable {
+        let status: Int
+        let body: Data
+    }
+
+    /// Sends one request. A failure to reach the service or read its answer throws
+    /// `GrantServiceError` with status 0 and code `unreachable`, whichever service it was.
+    func send(
+        _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
+        contentType: String = "application/json"
+    ) async throws -> Response {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(data: body))
+        }
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+            var buffer = try await response.body.collect(upTo: maximumResponseBytes)
+            let data = buffer.readData(length: buffer.readableBytes) ?? Data()
+            return Response(status: Int(response.status.code), body: data)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw GrantServiceError(
+                status: 0, code: "unreachable", message: "cannot reach \(Self.origin(of: url)): \(reason(error))")
+        }
+    }
+
+    /// `scheme://host:port`, never the path or query (they may carry identifiers).
+    static func origin(of url: URL) -> String {
+        "\(url.scheme ?? "http")://\(url.host ?? "?")\(url.port.map { ":\($0)" } ?? "")"
+    }
+
+    /// A one-line reason without the library's type dump.
+    func reason(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out after \(timeout)"
+            case .remoteConnectionClosed: return "the connection was closed"
+            default: break
+            }
+        }
+        let text = String(describing: error)
+        if text.contains("Connection refused") || text.contains("connectionRefused") { return "connection refused" }
+        return text.replacingOccurrences(of: "\n", with: " ")
+    }
+}
