@@ -9,7 +9,8 @@
 #
 # Every command is idempotent. Components never assume this stack: they read
 # RESCIND_DATABASE_URL and RESCIND_KAFKA_BOOTSTRAP_SERVERS, which `up` writes to
-# .stack/env (source it).
+# .stack/env (source it), with RESCIND_KAFKA_FETCH_WAIT_MS=25: the development broker
+# answers a waiting fetch only when it expires (librdkafka's default wait is 500 ms).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -166,6 +167,7 @@ write_env() {
     cat >"$STACK_DIR/env" <<EOF
 export RESCIND_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DATABASE
 export RESCIND_KAFKA_BOOTSTRAP_SERVERS=$(cat "$STACK_DIR/kafka.bootstrap")
+export RESCIND_KAFKA_FETCH_WAIT_MS=25
 EOF
 }
 

@@ -72,4 +72,23 @@ import Testing
         let text = badSchema.map { "\($0)" } ?? ""
         #expect(text.hasPrefix("RESCIND_AUDIT_DB_SCHEMA") && !text.contains("DROP"))
     }
+
+    @Test func kafkaFetchWaitComesFromTheSharedVariable() throws {
+        let base = ["RESCIND_GRANT_SERVICE_URL": "http://grant:8080"]
+        // Unset (or empty): librdkafka keeps its own default.
+        for environment in [base, base.merging(["RESCIND_KAFKA_FETCH_WAIT_MS": " "]) { $1 }] {
+            #expect(try AuditServiceConfiguration(environment: environment).kafka.consumerProperties["fetch.wait.max.ms"] == nil)
+        }
+        for value in ["0", "25", "10000"] {
+            let configuration = try AuditServiceConfiguration(
+                environment: base.merging(["RESCIND_KAFKA_FETCH_WAIT_MS": value]) { $1 })
+            #expect(configuration.kafka.consumerProperties == ["fetch.wait.max.ms": value])
+        }
+        for value in ["-1", "10001", "25ms", "fast"] {
+            let error = #expect(throws: (any Error).self) {
+                try AuditServiceConfiguration(environment: base.merging(["RESCIND_KAFKA_FETCH_WAIT_MS": value]) { $1 })
+            }
+            #expect("\(error.map { "\($0)" } ?? "")".hasPrefix("RESCIND_KAFKA_FETCH_WAIT_MS"), "\(value)")
+        }
+    }
 }

@@ -31,6 +31,22 @@ struct ConfigurationTests {
         #expect(!String(describing: configuration).contains("secret words"))
     }
 
+    @Test("RESCIND_KAFKA_FETCH_WAIT_MS sets the command consumer's fetch.wait.max.ms; unset keeps librdkafka's")
+    func fetchWait() throws {
+        #expect(try AgentConfiguration(environment: environment()).kafka.consumerProperties["fetch.wait.max.ms"] == nil)
+        for value in ["0", "25", "10000"] {
+            let configuration = try AgentConfiguration(environment: environment(["RESCIND_KAFKA_FETCH_WAIT_MS": value]))
+            #expect(configuration.kafka.consumerProperties == ["fetch.wait.max.ms": value])
+        }
+        for value in ["-1", "10001", "25ms", "fast"] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try AgentConfiguration(environment: self.environment(["RESCIND_KAFKA_FETCH_WAIT_MS": value]))
+            }
+            #expect(error?.variable == "RESCIND_KAFKA_FETCH_WAIT_MS", "\(value)")
+            #expect(error?.description.contains(value) == false)
+        }
+    }
+
     @Test("exactly one unlock source")
     func unlockSources() throws {
         #expect(throws: ConfigurationError.self) {

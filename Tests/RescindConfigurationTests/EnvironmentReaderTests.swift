@@ -19,6 +19,16 @@ import Testing
         #expect(reader.namesRead == ["PORT", "FLAG", "TTL", "SCHEMA"])
     }
 
+    @Test func optionalIntegersAreNilWhenUnsetAndCheckedWhenSet() throws {
+        var reader = EnvironmentReader(["WAIT": "25", "EMPTY": "", "HIGH": "10001"])
+        #expect(try reader.optionalInt("WAIT", range: 0...10_000) == 25)
+        #expect(try reader.optionalInt("EMPTY", range: 0...10_000) == nil)
+        #expect(try reader.optionalInt("UNSET", range: 0...10_000) == nil)
+        let error = #expect(throws: ConfigurationError.self) { try reader.optionalInt("HIGH", range: 0...10_000) }
+        #expect(error?.variable == "HIGH" && error?.description.contains("10001") == false)
+        #expect(reader.namesRead == ["WAIT", "EMPTY", "UNSET", "HIGH"])
+    }
+
     @Test func rejectsBadValuesNamingTheVariableButNotTheValue() {
         var reader = EnvironmentReader(["PORT": "99999", "FLAG": "maybe", "SCHEMA": "x; DROP TABLE", "TTL": "0"])
         #expect(throws: ConfigurationError.self) { try reader.int("PORT", default: 0, range: 0...65_535) }

@@ -37,7 +37,9 @@ public struct AuditServiceConfiguration: Sendable {
         public var sessionTimeout: Duration = .seconds(45)
         /// `heartbeat.interval.ms`; `RESCIND_AUDIT_KAFKA_HEARTBEAT_MS`.
         public var heartbeatInterval: Duration = .seconds(3)
-        /// Raw librdkafka properties of the consumer (security, tuning); not read from the environment.
+        /// Raw librdkafka properties of the consumer (security, tuning). Only `fetch.wait.max.ms`
+        /// comes from the environment: `RESCIND_KAFKA_FETCH_WAIT_MS` (0…10000, unset keeps
+        /// librdkafka's 500), for brokers that answer a waiting fetch only when it expires.
         public var consumerProperties: [String: String] = [:]
         /// Raw librdkafka properties of the notification producer; not read from the environment.
         public var producerProperties: [String: String] = [:]
@@ -109,6 +111,9 @@ public struct AuditServiceConfiguration: Sendable {
             try reader.int("RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS", default: 45_000, range: 1000...3_600_000))
         kafka.heartbeatInterval = .milliseconds(
             try reader.int("RESCIND_AUDIT_KAFKA_HEARTBEAT_MS", default: 3000, range: 100...3_600_000))
+        if let fetchWait = try reader.optionalInt("RESCIND_KAFKA_FETCH_WAIT_MS", range: 0...10_000) {
+            kafka.consumerProperties["fetch.wait.max.ms"] = String(fetchWait)
+        }
         grantService.publicKey = reader.optionalString("RESCIND_GRANT_SERVICE_PUBLIC_KEY")
         grantService.url = reader.optionalString("RESCIND_GRANT_SERVICE_URL")
         tracking.ackDeadline = try reader.seconds("RESCIND_AUDIT_ACK_DEADLINE_SECONDS", default: tracking.ackDeadline)

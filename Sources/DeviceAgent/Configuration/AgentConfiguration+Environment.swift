@@ -22,6 +22,9 @@ extension AgentConfiguration {
         }
         var kafka = Kafka(bootstrapServers: bootstrap, topicPrefix: reader.string("RESCIND_TOPIC_PREFIX", default: ""))
         kafka.sessionTimeout = try reader.seconds("RESCIND_AGENT_KAFKA_SESSION_TIMEOUT_SECONDS", default: kafka.sessionTimeout)
+        if let fetchWait = try reader.optionalInt("RESCIND_KAFKA_FETCH_WAIT_MS", range: 0...10_000) {
+            kafka.consumerProperties["fetch.wait.max.ms"] = String(fetchWait)
+        }
 
         self.init(
             dataDirectory: dataDirectory, grantServiceURL: url, grantServiceKey: key, kafka: kafka,

@@ -47,6 +47,8 @@ public struct AgentConfiguration: Sendable {
         /// Group membership timeout; `RESCIND_AGENT_KAFKA_SESSION_TIMEOUT_SECONDS`, default 10 s.
         public var sessionTimeout: Duration = .seconds(10)
         /// Raw librdkafka properties of the command consumer (TLS, SASL, fetch tuning).
+        /// `fetch.wait.max.ms` is read from `RESCIND_KAFKA_FETCH_WAIT_MS` (0…10000, unset keeps
+        /// librdkafka's 500), for brokers that answer a waiting fetch only when it expires.
         public var consumerProperties: [String: String] = [:]
         /// Raw librdkafka properties of the ack producer (TLS, SASL, batching).
         public var producerProperties: [String: String] = [:]

@@ -57,11 +57,17 @@ struct DemoCommand: AsyncParsableCommand {
             throw CLIError("RESCIND_DATABASE_URL and RESCIND_KAFKA_BOOTSTRAP_SERVERS are not set: run scripts/demo.sh, or source .stack/env")
         }
         guard (1...100_000).contains(records) else { throw CLIError("--records must be between 1 and 100000") }
+        // The development broker answers a waiting fetch only when it expires: without this,
+        // every hop through Kafka (command → agent, ack → audit) waits up to librdkafka's 500 ms.
+        let fetchWait = environment["RESCIND_KAFKA_FETCH_WAIT_MS"].flatMap { $0.isEmpty ? nil : $0 } ?? "25"
+        guard let fetchWaitMilliseconds = Int(fetchWait), (0...10_000).contains(fetchWaitMilliseconds) else {
+            throw CLIError("RESCIND_KAFKA_FETCH_WAIT_MS must be an integer between 0 and 10000")
+        }
         try directory.reset()
         let story = DemoStory(
             repository: repository, directory: directory, databaseURL: database, kafkaBootstrapServers: kafka,
-            topicPrefix: "demo-\(Int(Date().timeIntervalSince1970)).", grantPort: grantPort, auditPort: auditPort,
-            emmaRecords: records, ackDeadlineSeconds: ackDeadline)
+            kafkaFetchWaitMilliseconds: fetchWaitMilliseconds, topicPrefix: "demo-\(Int(Date().timeIntervalSince1970)).",
+            grantPort: grantPort, auditPort: auditPort, emmaRecords: records, ackDeadlineSeconds: ackDeadline)
         do {
             try await story.play()
         } catch {

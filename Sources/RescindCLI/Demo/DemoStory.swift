@@ -16,6 +16,8 @@ struct DemoStory: Sendable {
     let directory: DemoDirectory
     let databaseURL: String
     let kafkaBootstrapServers: String
+    /// `RESCIND_KAFKA_FETCH_WAIT_MS` for the audit service and the agents (the Kafka consumers).
+    let kafkaFetchWaitMilliseconds: Int
     let topicPrefix: String
     let grantPort: Int
     let auditPort: Int
@@ -72,6 +74,7 @@ struct DemoStory: Sendable {
                 "RESCIND_GRANT_SERVICE_PUBLIC_KEY": grantKey.publicKey,
                 "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": String(ackDeadlineSeconds),
                 "RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS": "6000", "RESCIND_AUDIT_KAFKA_HEARTBEAT_MS": "1000",
+                "RESCIND_KAFKA_FETCH_WAIT_MS": String(kafkaFetchWaitMilliseconds),
             ]) { $1 }, directory: directory)
         try await waitUntilReady(auditURL, name: "audit service", process: processes["audit"]!)
         timeline.log("audit service", "ready on \(auditURL.absoluteString) (pid \(processes["audit"]!.pid))")
@@ -230,6 +233,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_GRANT_SERVICE_URL": grantURL.absoluteString,
             "RESCIND_AGENT_GRANT_SERVICE_KEY": grantKey.publicKey,
             "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
+            "RESCIND_KAFKA_FETCH_WAIT_MS": String(kafkaFetchWaitMilliseconds),
             "RESCIND_TOPIC_PREFIX": topicPrefix,
             "RESCIND_AGENT_SELF_HEAL_SECONDS": "10",
             "RESCIND_AGENT_LOG_LEVEL": "info",
