@@ -40,10 +40,9 @@ enum FanOutBench {
                 + "inbox), agent work (DeviceAck.duration_ms: download + re-key of the cache, or erasure), ack written → published "
                 + "(ack outbox, producer linger 5 ms). Audit = its `revocation_completed` notice's publish time − the last ack's.")
         report.note(
-            "Tuned: every agent's command consumer (and the bench's own topic reader) runs with fetch.wait.max.ms = "
-                + "\(options.fetchWaitMilliseconds) instead of librdkafka's 500 (the development broker answers a waiting fetch "
-                + "only when it expires). The audit service's consumer keeps 500 ms: its configuration reads no consumer "
-                + "properties from the environment, so ack → audit completion carries up to one 500 ms fetch wait.")
+            "Tuned: every consumer (agents, the audit service via RESCIND_KAFKA_FETCH_WAIT_MS, the bench's own topic reader) "
+                + "runs with fetch.wait.max.ms = \(options.fetchWaitMilliseconds) instead of librdkafka's 500 (the development "
+                + "broker answers a waiting fetch only when it expires). Clients (owner and agents) use AsyncHTTPClient's shared pool.")
     }
 
     private static func run(

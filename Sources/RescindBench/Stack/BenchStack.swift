@@ -82,6 +82,7 @@ struct BenchStack: Sendable {
                 "RESCIND_AUDIT_SIGNING_KEY_FILE": work.appendingPathComponent("audit.key").path,
                 "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
                 "RESCIND_GRANT_SERVICE_URL": grantURL.absoluteString,
+                "RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)",
             ]) { _, new in new },
             logDirectory: work)
         try await waitUntilReady(audit, url: URL(string: "http://127.0.0.1:\(auditPort)")!)
