@@ -52,10 +52,9 @@ public final class DeviceAgent: Sendable {
     /// The services, in start order; a graceful shutdown stops them in reverse (the consumer
     /// first, the ack publisher last so that owed acks still go out).
     var services: [any Service] {
-        [
-            AckPublisherService(engine: engine), CommandExecutorService(engine: engine), SelfHealService(engine: engine),
-            CommandConsumerService(engine: engine),
-        ]
+        let selfHeal: [any Service] = engine.faults.selfHeals ? [SelfHealService(engine: engine)] : []
+        return [AckPublisherService(engine: engine), CommandExecutorService(engine: engine)] + selfHeal
+            + [CommandConsumerService(engine: engine)]
     }
 
     /// Runs until SIGTERM/SIGINT (graceful) or cancellation.

@@ -11,6 +11,10 @@ struct AgentFaults: Sendable {
     var beforeCommandCommit: @Sendable (DeviceCommand) throws -> Void = { _ in }
     /// `false` keeps acks in the outbox (as if the process died before publishing).
     var publishAcks = true
+    /// `false` runs the agent without its self-heal service, for tests whose subject is the
+    /// command path: a self-heal pass that reaches the grant service after a revocation
+    /// rotates or erases by itself, and the command then finds nothing left to do.
+    var selfHeals = true
 
     init() {}
 
