@@ -28,17 +28,16 @@ struct HTTPTransport: Sendable {
         let body: Data
     }
 
-    /// Sends one request. A failure to reach the service or read its answer throws
+    /// Sends one request (a body is JSON). A failure to reach the service or read its answer throws
     /// `GrantServiceError` with status 0 and code `unreachable`, whichever service it was.
     func send(
-        _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
-        contentType: String = "application/json"
+        _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil
     ) async throws -> Response {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
-            request.headers.add(name: "Content-Type", value: contentType)
+            request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: body))
         }
         do {

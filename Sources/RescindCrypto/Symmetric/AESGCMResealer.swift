@@ -38,17 +38,12 @@ public final class AESGCMResealer {
         oldAssociatedData: [UInt8],
         newAssociatedData: [UInt8]
     ) throws -> AESGCM.SealedBox {
-        let count = box.ciphertextByteCount
-        reserveScratch(count)
-        let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
-        defer { Sodium.zero(plaintext) }
         try box.combined.withUnsafeBytes { combined in
-            try oldAssociatedData.withUnsafeBytes { associatedData in
-                try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
+            try withOpened(combined, authenticating: oldAssociatedData) { plaintext in
+                try newAssociatedData.withUnsafeBytes { associatedData in
+                    try sealer.seal(plaintext, authenticating: associatedData, fixedNonce: nil)
+                }
             }
-        }
-        return try newAssociatedData.withUnsafeBytes { associatedData in
-            try sealer.seal(UnsafeRawBufferPointer(plaintext), authenticating: associatedData, fixedNonce: nil)
         }
     }
 
@@ -68,18 +63,29 @@ public final class AESGCMResealer {
         appendingTo output: inout [UInt8]
     ) throws {
         try combined.withUnsafeBytes { combined in
-            guard combined.count >= AESGCM.overheadByteCount else { throw CryptoError(.invalidInput) }
-            let count = combined.count - AESGCM.overheadByteCount
-            reserveScratch(count)
-            let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
-            defer { Sodium.zero(plaintext) }
-            try oldAssociatedData.withUnsafeBytes { associatedData in
-                try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
-            }
-            try newAssociatedData.withUnsafeBytes { associatedData in
-                try sealer.seal(UnsafeRawBufferPointer(plaintext), authenticating: associatedData, appendingTo: &output)
+            try withOpened(combined, authenticating: oldAssociatedData) { plaintext in
+                try newAssociatedData.withUnsafeBytes { associatedData in
+                    try sealer.seal(plaintext, authenticating: associatedData, appendingTo: &output)
+                }
             }
         }
+    }
+
+    /// Opens `combined` under the old key into the scratch buffer, hands the plaintext to
+    /// `body`, and zeroes it afterwards whatever happens.
+    private func withOpened<Result>(
+        _ combined: UnsafeRawBufferPointer, authenticating oldAssociatedData: [UInt8],
+        _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
+        guard combined.count >= AESGCM.overheadByteCount else { throw CryptoError(.invalidInput) }
+        let count = combined.count - AESGCM.overheadByteCount
+        reserveScratch(count)
+        let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
+        defer { Sodium.zero(plaintext) }
+        try oldAssociatedData.withUnsafeBytes { associatedData in
+            try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
+        }
+        return try body(UnsafeRawBufferPointer(plaintext))
     }
 
     /// Re-encrypts `requests` in order on the calling thread; all or nothing.
