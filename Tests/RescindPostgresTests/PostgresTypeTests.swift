@@ -55,6 +55,27 @@ struct PostgresTypeTests {
         }
     }
 
+    @Test func arraysBindAsOneParameter() async throws {
+        try await TestDatabase.withConnection { connection, _ in
+            try await connection.execute("CREATE TABLE items (id uuid PRIMARY KEY, name text, size int8)")
+            let ids = (0..<300).map { _ in UUID() }
+            for (index, id) in ids.enumerated() {
+                try await connection.execute("INSERT INTO items VALUES (\(id), \("item \(index)"), \(Int64(index)))")
+            }
+            let some = PostgresArray(Array(ids[10..<260]) + [UUID()])
+            let found = try await connection.query("SELECT count(*) FROM items WHERE id = ANY(\(some))").first!
+            #expect(try found.decode(Int.self, column: 0) == 250)
+            let names = PostgresArray(["item 1", "Zoë's", "", "item 299"])
+            #expect(try await connection.query("SELECT size FROM items WHERE name = ANY(\(names)) ORDER BY size")
+                .map { try $0.decode(Int64.self, column: 0) } == [1, 299])
+            let sizes = PostgresArray([Int64.min, 5, Int64.max])
+            let echoed = try await connection.query("SELECT unnest(\(sizes))").map { try $0.decode(Int64.self, column: 0) }
+            #expect(echoed == [Int64.min, 5, Int64.max])
+            let none = try await connection.query("SELECT cardinality(\(PostgresArray([UUID]())))").first!
+            #expect(try none.decode(Int32.self, column: 0) == 0)
+        }
+    }
+
     @Test func emptyAndLargeByteaStayDistinctFromNull() async throws {
         try await TestDatabase.withConnection { connection, _ in
             try await connection.execute("CREATE TABLE blobs (n int PRIMARY KEY, data bytea)")
