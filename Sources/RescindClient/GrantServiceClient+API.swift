@@ -90,10 +90,19 @@ extension GrantServiceClient {
         try await sendExpectingNoContent(.delete, "v1/family-members/\(familyMemberID)/records/\(recordID)")
     }
 
+    /// One page of the change feed, moved in the binary record form (`BinaryRecords`).
     public func changes(_ familyMemberID: UUID, since cursor: Int64, limit: Int = 200) async throws -> RecordPage {
-        try await send(
-            .get, "v1/family-members/\(familyMemberID)/records",
-            query: [URLQueryItem(name: "since", value: String(cursor)), URLQueryItem(name: "limit", value: String(limit))])
+        let path = "v1/family-members/\(familyMemberID)/records"
+        let response = try await sendRaw(
+            .get, path,
+            query: [URLQueryItem(name: "since", value: String(cursor)), URLQueryItem(name: "limit", value: String(limit))],
+            body: nil, accept: BinaryRecords.mediaType, authenticated: true)
+        return try decodeAnswer(of: path) {
+            guard response.contentType?.hasPrefix(BinaryRecords.mediaType) == true else {
+                return try CanonicalJSON.decode(RecordPage.self, from: response.body)
+            }
+            return try BinaryRecords.decodePage(response.body, familyMemberID: familyMemberID)
+        }
     }
 
     // MARK: Revocation
@@ -106,8 +115,13 @@ extension GrantServiceClient {
         try await send(.post, "v1/users/\(userID)/revocations", body: request, as: RevocationList.self).revocations
     }
 
+    /// Stages re-encrypted records, sent in the binary record form (`BinaryRecords`).
     public func uploadRevocationBatch(_ revocationID: UUID, _ records: [StagedRecord]) async throws -> UploadBatchResponse {
-        try await send(.put, "v1/revocations/\(revocationID)/records", body: UploadBatchRequest(records: records))
+        let path = "v1/revocations/\(revocationID)/records"
+        let response = try await sendRaw(
+            .put, path, query: [], body: BinaryRecords.encode(UploadBatchRequest(records: records)),
+            contentType: BinaryRecords.mediaType, authenticated: true)
+        return try decodeAnswer(of: path) { try CanonicalJSON.decode(UploadBatchResponse.self, from: response.body) }
     }
 
     public func commitRevocation(_ revocationID: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {

@@ -51,9 +51,14 @@ public final class GrantServiceClient: Sendable {
         authenticated: Bool = true, as type: Response.Type = Response.self
     ) async throws -> Response {
         let encoded = try body.map { try CanonicalJSON.encode($0) }
-        let data = try await sendRaw(method, path, query: query, body: encoded, authenticated: authenticated)
+        let data = try await sendRaw(method, path, query: query, body: encoded, authenticated: authenticated).body
+        return try decodeAnswer(of: path) { try CanonicalJSON.decode(Response.self, from: data) }
+    }
+
+    /// A 2xx answer whose body is not what the route promises is `invalid_response`.
+    func decodeAnswer<T>(of path: String, _ decode: () throws -> T) throws -> T {
         do {
-            return try CanonicalJSON.decode(Response.self, from: data)
+            return try decode()
         } catch {
             throw GrantServiceError(status: 200, code: "invalid_response", message: "unexpected response body for \(path)")
         }
@@ -65,20 +70,25 @@ public final class GrantServiceClient: Sendable {
         _ = try await sendRaw(method, path, query: [], body: encoded, authenticated: true)
     }
 
+    /// - Parameters:
+    ///   - contentType: of `body`.
+    ///   - accept: the media type asked for, when not JSON.
     func sendRaw(
-        _ method: Method, _ path: String, query: [URLQueryItem], body: Data?, authenticated: Bool
-    ) async throws -> Data {
+        _ method: Method, _ path: String, query: [URLQueryItem], body: Data?, contentType: String = "application/json",
+        accept: String? = nil, authenticated: Bool
+    ) async throws -> HTTPTransport.Response {
         var retriedAuthentication = false
         while true {
             var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
             if !query.isEmpty { components.queryItems = query }
-            var headers: [(String, String)] = []
+            var headers: [(String, String)] = accept.map { [("Accept", $0)] } ?? []
             if authenticated {
                 headers.append(("Authorization", "Bearer \(try await bearerToken())"))
             }
-            let response = try await transport.send(method.rawValue, components.url!, headers: headers, body: body)
+            let response = try await transport.send(
+                method.rawValue, components.url!, headers: headers, body: body, contentType: contentType)
             let (data, status) = (response.body, response.status)
-            if (200..<300).contains(status) { return data }
+            if (200..<300).contains(status) { return response }
             if status == 401, authenticated, !retriedAuthentication, credentials != nil {
                 token.withLock { $0 = nil }
                 retriedAuthentication = true

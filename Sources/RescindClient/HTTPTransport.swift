@@ -26,25 +26,28 @@ struct HTTPTransport: Sendable {
     struct Response: Sendable {
         let status: Int
         let body: Data
+        let contentType: String?
     }
 
-    /// Sends one request (a body is JSON). A failure to reach the service or read its answer throws
+    /// Sends one request. A failure to reach the service or read its answer throws
     /// `GrantServiceError` with status 0 and code `unreachable`, whichever service it was.
     func send(
-        _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil
+        _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
+        contentType: String = "application/json"
     ) async throws -> Response {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(data: body))
         }
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
             var buffer = try await response.body.collect(upTo: maximumResponseBytes)
             let data = buffer.readData(length: buffer.readableBytes) ?? Data()
-            return Response(status: Int(response.status.code), body: data)
+            return Response(
+                status: Int(response.status.code), body: data, contentType: response.headers.first(name: "Content-Type"))
         } catch is CancellationError {
             throw CancellationError()
         } catch {

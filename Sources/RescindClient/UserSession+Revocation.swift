@@ -74,12 +74,8 @@ extension UserSession {
             progress(RevocationProgress(phase: .reencrypting, recordsDone: 0, recordsTotal: total))
             let staged = try await RecordCipher.reseal(records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion)
 
-            var uploaded = 0
             progress(RevocationProgress(phase: .uploading, recordsDone: 0, recordsTotal: total))
-            for start in stride(from: 0, to: staged.count, by: max(1, uploadBatchSize)) {
-                let batch = Array(staged[start..<min(start + uploadBatchSize, staged.count)])
-                _ = try await client.uploadRevocationBatch(revocation.revocationID, batch)
-                uploaded += batch.count
+            let uploaded = try await upload(staged, of: revocation, batchSize: uploadBatchSize) { uploaded in
                 progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
             }
 
@@ -98,6 +94,38 @@ extension UserSession {
         } catch {
             try? await client.abandonRevocation(revocation.revocationID)
             throw error
+        }
+    }
+
+    /// Batches in flight at once: while the service writes one, the next is on its way
+    /// (one at a time left the database, the network and this client each idle in turn).
+    static let uploadsInFlight = 2
+
+    /// Uploads every staged record in batches, `uploadsInFlight` at a time.
+    /// - Returns: the number of records uploaded; `uploaded` hears the running total.
+    func upload(
+        _ staged: [StagedRecord], of revocation: RevocationResponse, batchSize: Int, uploaded: (Int) -> Void
+    ) async throws -> Int {
+        let batches = stride(from: 0, to: staged.count, by: max(1, batchSize)).map {
+            Array(staged[$0..<min($0 + max(1, batchSize), staged.count)])
+        }
+        let client = client
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            var (next, inFlight, done) = (0, 0, 0)
+            repeat {
+                while inFlight < Self.uploadsInFlight, next < batches.count {
+                    let batch = batches[next]
+                    group.addTask {
+                        _ = try await client.uploadRevocationBatch(revocation.revocationID, batch)
+                        return batch.count
+                    }
+                    (next, inFlight) = (next + 1, inFlight + 1)
+                }
+                guard let count = try await group.next() else { break }
+                (inFlight, done) = (inFlight - 1, done + count)
+                uploaded(done)
+            } while inFlight > 0 || next < batches.count
+            return done
         }
     }
 

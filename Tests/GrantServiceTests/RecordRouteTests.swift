@@ -124,4 +124,33 @@ import Testing
             expectError(try await http.send("GET", feed), 401, "unauthenticated")
         }
     }
+
+    /// The change feed answers JSON by default and the binary record form to clients that ask for it;
+    /// both carry the same page.
+    @Test func changeFeedInBothForms() async throws {
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 4)
+            try await home.adultA.client.deleteRecord(home.emma, home.recordIDs[1])
+            let http = service.http
+            let token = try await home.adultB.token()
+            let feed = "v1/family-members/\(home.emma)/records"
+
+            let json = try await http.send("GET", feed, query: "since=0&limit=10", token: token)
+            #expect(json.status == 200 && json.contentType == "application/json")
+            let jsonPage = try json.decode(RecordPage.self)
+            #expect(jsonPage.records.count == 3 && jsonPage.deletedRecordIDs == [home.recordIDs[1]])
+
+            let binary = try await http.send(
+                "GET", feed, query: "since=0&limit=10", token: token, accept: BinaryRecords.mediaType)
+            #expect(binary.status == 200 && binary.contentType == BinaryRecords.mediaType)
+            #expect(try BinaryRecords.decodePage(binary.body, familyMemberID: home.emma) == jsonPage)
+            #expect(binary.body.count < json.body.count)
+            // The client asks for the binary form.
+            #expect(try await home.adultB.client.changes(home.emma, since: 0, limit: 10) == jsonPage)
+            // Errors stay JSON whatever was asked for.
+            expectError(
+                try await http.send("GET", feed, query: "limit=0", token: token, accept: BinaryRecords.mediaType),
+                400, "bad_request")
+        }
+    }
 }

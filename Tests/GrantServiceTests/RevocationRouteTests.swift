@@ -99,6 +99,42 @@ import Testing
         }
     }
 
+    /// Upload batches in the binary record form: the same rules as JSON, checked the same way.
+    @Test func uploadBinaryBatches() async throws {
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 3)
+            let revocation = try await home.adultA.client.beginRevocation(
+                home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
+            let (records, _, _) = try await home.adultA.reencrypt(revocation)
+            let http = service.http
+            let token = try await home.adultA.token()
+            let path = "v1/revocations/\(revocation.revocationID)/records"
+            func send(_ body: Data) async throws -> RawHTTP.Answer {
+                try await http.send("PUT", path, token: token, body: body, contentType: BinaryRecords.mediaType)
+            }
+            func binary(_ records: [StagedRecord]) -> Data { BinaryRecords.encode(UploadBatchRequest(records: records)) }
+
+            let first = try await send(binary(Array(records.prefix(2))))
+            #expect(first.status == 200)
+            #expect(try first.decode(UploadBatchResponse.self) == UploadBatchResponse(staged: 2, totalStaged: 2, totalExpected: 3))
+            let again = try await send(binary(records))
+            #expect(try again.decode(UploadBatchResponse.self) == UploadBatchResponse(staged: 3, totalStaged: 3, totalExpected: 3))
+
+            let whole = binary(records)
+            expectError(try await send(whole.prefix(whole.count - 1)), 400, "bad_request")
+            expectError(try await send(whole + [0]), 400, "bad_request")
+            expectError(try await send(Data("not records".utf8)), 400, "bad_request")
+            expectError(try await send(binary([records[0], records[0]])), 400, "bad_request")
+            // Binary bytes labelled as JSON are malformed JSON.
+            expectError(try await http.send("PUT", path, token: token, body: whole), 400, "bad_request")
+            let unknown = StagedRecord(recordID: UUID(), nonce: records[0].nonce, ciphertext: records[0].ciphertext, tag: records[0].tag)
+            expectError(try await send(binary([records[1], unknown])), 422, "unknown_records")
+            // A refused batch changes nothing: the counts still say 3 of 3.
+            let last = try await home.adultA.client.uploadRevocationBatch(revocation.revocationID, [records[2]])
+            #expect(last == UploadBatchResponse(staged: 1, totalStaged: 3, totalExpected: 3))
+        }
+    }
+
     @Test func uploadBatches() async throws {
         try await GrantServiceHarness.with { service in
             let home = try await Household.make(service, records: 3)

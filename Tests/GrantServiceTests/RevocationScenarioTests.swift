@@ -38,7 +38,8 @@ import Testing
             #expect(committed.recordsReencrypted == 20)
             #expect(committed.devicesNotified == 3)
             #expect(phases.first == .downloading && phases.last == .committed)
-            #expect(progress.uploadCounts == [7, 14, 20])
+            // Batches of 7, 7 and 6, two in flight: the running total grows by one whole batch at a time.
+            #expect(progress.uploadCounts == [7, 14, 20] || progress.uploadCounts == [7, 13, 20])
 
             // C is out: 403 on the key, the records, the version.
             for call in [

@@ -34,7 +34,8 @@ struct RecordController {
         return .noContent
     }
 
-    @Sendable func changes(_ request: Request, context: GrantRequestContext) async throws -> RecordPage {
+    /// JSON by default; binary (`BinaryRecords`) for clients that accept it.
+    @Sendable func changes(_ request: Request, context: GrantRequestContext) async throws -> Response {
         let caller = try context.requireIdentity()
         let query = request.uri.queryParameters
         let since = try query.get("since").map { text -> Int64 in
@@ -47,6 +48,7 @@ struct RecordController {
             }
             return value
         } ?? Self.defaultPageSize
-        return try await records.changes(try context.familyMemberID(), since: since, limit: limit, for: caller.userID)
+        let page = try await records.changes(try context.familyMemberID(), since: since, limit: limit, for: caller.userID)
+        return try BinaryRecordsCoding.response(page, for: request, context: context)
     }
 }

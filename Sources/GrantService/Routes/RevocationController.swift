@@ -36,7 +36,7 @@ struct RevocationController {
 
     @Sendable func upload(_ request: Request, context: GrantRequestContext) async throws -> UploadBatchResponse {
         let caller = try context.requireIdentity()
-        let body = try await request.decode(as: UploadBatchRequest.self, context: context)
+        let body = try await BinaryRecordsCoding.uploadBatch(from: request, context: context)
         guard body.records.count <= 5000 else { throw APIError.payloadTooLarge(limit: maxUploadBytes) }
         return try await revocations.upload(try context.uuidParameter("revocationID"), by: caller.userID, body)
     }

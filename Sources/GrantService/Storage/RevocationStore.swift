@@ -60,19 +60,19 @@ struct RevocationStore: Sendable {
         guard case .active = target.standing else {
             throw APIError.unprocessable("not_a_grantee", "this user has no active access to revoke")
         }
+        let recordIDs = try await connection.query(
+            "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
+        ).map { try $0.decode(UUID.self, column: 0) }
         let revocationID = UUID()
         let expiresAt = try await connection.query(
             """
             INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
-                                             from_fmk_version, reason, expires_at)
+                                             from_fmk_version, reason, expected_count, expires_at)
             VALUES (\(revocationID), \(access.familyMemberID), \(revokedUserID), \(owner), \(access.currentFMKVersion),
-                    \(reason), now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
+                    \(reason), \(recordIDs.count), now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
             RETURNING expires_at
             """
         ).first!.decode(Date.self, column: 0)
-        let recordIDs = try await connection.query(
-            "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
-        ).map { try $0.decode(UUID.self, column: 0) }
         let remaining = try await connection.query(
             """
             SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key
@@ -101,36 +101,39 @@ struct RevocationStore: Sendable {
             throw APIError.badRequest("a batch names each record at most once")
         }
         return try await pool.transaction { connection in
-            let staging = try await Staging.load(revocationID, by: owner, lock: false, on: connection)
-            try await connection.execute(
+            // Key-share lock: a commit or abandon (which locks the row for update) waits for the
+            // uploads in flight, and concurrent uploads of one revocation do not wait for each other.
+            let staging = try await Staging.load(revocationID, by: owner, lock: .keyShare, on: connection)
+            let ids = PostgresArray(request.records.map(\.recordID))
+            // A record uploaded again replaces its earlier upload: delete first, then COPY straight
+            // into the staging table (no temporary table, no INSERT … ON CONFLICT).
+            let (owned, replaced) = try await connection.query(
                 """
-                CREATE TEMP TABLE IF NOT EXISTS upload_batch
-                    (record_id uuid, nonce bytea, ciphertext bytea, tag bytea) ON COMMIT DELETE ROWS
-                """)
-            try await connection.copyFrom(table: "upload_batch", columns: ["record_id", "nonce", "ciphertext", "tag"]) { writer in
-                for record in request.records {
-                    try writer.append(record.recordID, record.nonce, record.ciphertext, record.tag)
-                }
-            }
-            let staged = try await connection.execute(
+                WITH replaced AS (
+                    DELETE FROM staged_records WHERE staging_id = \(revocationID) AND record_id = ANY(\(ids)) RETURNING 1)
+                SELECT (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids))),
+                       (SELECT count(*) FROM replaced)
                 """
-                INSERT INTO staged_records (staging_id, record_id, nonce, ciphertext, tag)
-                SELECT \(revocationID), b.record_id, b.nonce, b.ciphertext, b.tag
-                FROM upload_batch b JOIN records r ON r.record_id = b.record_id AND r.family_member_id = \(staging.familyMemberID)
-                ON CONFLICT (staging_id, record_id) DO UPDATE
-                SET nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext, tag = EXCLUDED.tag
-                """)
-            guard staged == request.records.count else {
+            ).first!.decode(Int.self, Int.self)
+            guard owned == request.records.count else {
                 throw APIError.unprocessable(
-                    "unknown_records", "\(request.records.count - staged) record(s) in the batch are not this family member's")
+                    "unknown_records", "\(request.records.count - owned) record(s) in the batch are not this family member's")
+            }
+            try await connection.copyFrom(
+                table: "staged_records", columns: ["staging_id", "record_id", "nonce", "ciphertext", "tag"]
+            ) { writer in
+                for record in request.records {
+                    try writer.append(revocationID, record.recordID, record.nonce, record.ciphertext, record.tag)
+                }
             }
             let (totalStaged, totalExpected) = try await connection.query(
                 """
-                SELECT (SELECT count(*) FROM staged_records WHERE staging_id = \(revocationID)),
-                       (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID))
+                UPDATE revocation_stagings SET staged_count = staged_count + \(request.records.count - replaced)
+                WHERE staging_id = \(revocationID)
+                RETURNING staged_count, expected_count
                 """
             ).first!.decode(Int.self, Int.self)
-            return UploadBatchResponse(staged: staged, totalStaged: totalStaged, totalExpected: totalExpected)
+            return UploadBatchResponse(staged: request.records.count, totalStaged: totalStaged, totalExpected: totalExpected)
         }
     }
 
@@ -141,7 +144,7 @@ struct RevocationStore: Sendable {
     /// in one transaction. Any failure leaves everything as it was.
     func commit(_ revocationID: UUID, by owner: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {
         try await pool.transaction { connection in
-            let staging = try await Staging.load(revocationID, by: owner, lock: true, on: connection)
+            let staging = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
             let access = try await FamilyMemberAccess.load(staging.familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
             guard access.currentFMKVersion == staging.fromFMKVersion else {
@@ -281,7 +284,7 @@ struct RevocationStore: Sendable {
 
     func abandon(_ revocationID: UUID, by owner: UUID) async throws {
         try await pool.transaction { connection in
-            _ = try await Staging.load(revocationID, by: owner, lock: true, on: connection)
+            _ = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
             try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
         }
     }
@@ -294,13 +297,18 @@ private struct Staging {
     let fromFMKVersion: Int
     let reason: String?
 
+    enum RowLock: String {
+        case keyShare = "FOR KEY SHARE"
+        case update = "FOR UPDATE"
+    }
+
     /// 404 when missing or expired, 403 when someone else started it.
-    static func load(_ id: UUID, by userID: UUID, lock: Bool, on connection: PostgresConnection) async throws -> Staging {
+    static func load(_ id: UUID, by userID: UUID, lock: RowLock, on connection: PostgresConnection) async throws -> Staging {
         let rows = try await connection.query(
             """
             SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
-            \(unescaped: lock ? "FOR UPDATE" : "")
+            \(unescaped: lock.rawValue)
             """)
         guard let row = rows.first else { throw APIError.notFound("revocation (or it expired)") }
         let (familyMemberID, revoked, from, reason, startedBy) = try row.decode(

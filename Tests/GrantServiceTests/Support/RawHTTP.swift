@@ -32,7 +32,7 @@ struct RawHTTP: Sendable {
     /// - Parameter authorization: the whole `Authorization` header; `token` is shorthand for `Bearer <token>`.
     func send(
         _ method: String, _ path: String, query: String? = nil, token: String? = nil, authorization: String? = nil,
-        body: Data? = nil
+        body: Data? = nil, contentType: String = "application/json", accept: String? = nil
     ) async throws -> Answer {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = query
@@ -40,8 +40,9 @@ struct RawHTTP: Sendable {
         request.httpMethod = method
         if let body {
             request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
+        if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
         if let header = authorization ?? token.map({ "Bearer \($0)" }) {
             request.setValue(header, forHTTPHeaderField: "Authorization")
         }
