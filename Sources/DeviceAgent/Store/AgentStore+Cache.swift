@@ -105,7 +105,7 @@ extension AgentStore {
                 """,
             arguments: [id, result.fmkVersion, floor, result.wrappedFMK, result.cursor, Date().timeIntervalSince1970])
         try db.execute(sql: "DELETE FROM records WHERE family_member_id = ?", arguments: [id])
-        for record in result.records { try upsert(record, atRest: result.atRest, in: db) }
+        try upsert(result.records, atRest: result.atRest, in: db)
         return ChangeEffect(changed: true, recordsProcessed: result.records.count, fmkVersion: result.fmkVersion)
     }
 
@@ -114,7 +114,7 @@ extension AgentStore {
             // The cache moved on while we downloaded; the next sync starts from the new state.
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.heldVersion)
         }
-        for record in result.records { try upsert(record, atRest: result.atRest, in: db) }
+        try upsert(result.records, atRest: result.atRest, in: db)
         for deleted in result.deletedRecordIDs {
             try db.execute(sql: "DELETE FROM records WHERE record_id = ?", arguments: [deleted.text])
         }
@@ -146,25 +146,31 @@ extension AgentStore {
         return ChangeEffect(changed: true, recordsProcessed: poisoned, fmkVersion: 0)
     }
 
-    private static func upsert(_ record: RecordResponse, atRest: AtRestLayer?, in db: Database) throws {
-        var stored = (nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag)
+    /// One prepared statement for the whole batch: a rotation writes every record of the family member.
+    private static func upsert(_ records: [RecordResponse], atRest: AtRestLayer?, in db: Database) throws {
+        guard !records.isEmpty else { return }
         let layered = try atRestEnabled(in: db)
-        if layered {
-            guard let atRest else { throw AgentError(.locked, "at-rest encryption is on: records are written only while unlocked") }
-            stored = try atRest.seal(nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag, recordID: record.recordID)
+        if layered, atRest == nil {
+            throw AgentError(.locked, "at-rest encryption is on: records are written only while unlocked")
         }
-        try db.execute(
+        let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq, at_rest)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (record_id) DO UPDATE SET
                     fmk_version = excluded.fmk_version, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
                     tag = excluded.tag, change_seq = excluded.change_seq, at_rest = excluded.at_rest
-                """,
-            arguments: [
+                """)
+        for record in records {
+            var stored = (nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag)
+            if layered, let atRest {
+                stored = try atRest.seal(nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag, recordID: record.recordID)
+            }
+            try statement.execute(arguments: [
                 record.recordID.text, record.familyMemberID.text, record.fmkVersion, stored.nonce, stored.ciphertext,
                 stored.tag, record.changeSeq, layered,
             ])
+        }
     }
 }
 
