@@ -43,6 +43,25 @@ struct BenchStack: Sendable {
             try await cluster.createTopic(name: prefix + name, partitions: partitions)
         }
 
+        // Whatever was started before a failure is stopped again: no service outlives a failed start.
+        let children = Locked<[ChildProcess]>([])
+        do {
+            return try await start(options: options, suffix: String(suffix), work: work, cluster: cluster, logger: logger) {
+                child in children.withLock { $0.append(child) }
+            }
+        } catch {
+            for child in children.current { await child.stop() }
+            cluster.shutdown()
+            try? FileManager.default.removeItem(at: work)
+            throw error
+        }
+    }
+
+    private static func start(
+        options: BenchOptions, suffix: String, work: URL, cluster: DevelopmentCluster, logger: Logger,
+        started: (ChildProcess) -> Void
+    ) async throws -> BenchStack {
+        let prefix = "bench\(suffix)."
         let binaries = try executableDirectory()
         let grantPort = try FreePort.next()
         let grantURL = URL(string: "http://127.0.0.1:\(grantPort)")!
@@ -66,6 +85,7 @@ struct BenchStack: Sendable {
                 "RESCIND_GRANT_CREATE_SIGNING_KEY": "true",
             ].merging(options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:]) { _, new in new }) { _, new in new },
             logDirectory: work)
+        started(grant)
         try await waitUntilReady(grant, url: grantURL)
         let serviceKey = try Ed25519.PublicKey(
             rawRepresentation: [UInt8](try await GrantServiceClient(baseURL: grantURL).serviceKey().signingPublicKey))
@@ -85,6 +105,7 @@ struct BenchStack: Sendable {
                 "RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)",
             ]) { _, new in new },
             logDirectory: work)
+        started(audit)
         try await waitUntilReady(audit, url: URL(string: "http://127.0.0.1:\(auditPort)")!)
 
         var database = try PostgresConfiguration(url: options.databaseURL)
