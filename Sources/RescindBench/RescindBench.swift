@@ -14,14 +14,35 @@ struct RescindBenchCommand {
                 handler.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["RESCIND_LOG_LEVEL"] ?? "") ?? .critical
                 return handler
             }
-            try await run(options, logger: Logger(label: "rescind.bench"))
+            // SIGINT/SIGTERM cancel the run instead of killing it, so that every child process and
+            // the stack's schemas are stopped and dropped on the way out; a second signal kills.
+            let bench = Task { try await run(options, logger: Logger(label: "rescind.bench")) }
+            let signals = [SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    FileHandle.standardError.write(Data("rescind-bench: stopping (signal \(number)); again to kill\n".utf8))
+                    signal(number, SIG_DFL)
+                    source.cancel()
+                    bench.cancel()
+                }
+                source.resume()
+                return source
+            }
+            let failures = try await bench.value
+            signals.forEach { $0.cancel() }
+            if bench.isCancelled { exit(130) }
+            if failures > 0 { exit(1) }
         } catch {
             FileHandle.standardError.write(Data("rescind-bench: \(error)\n".utf8))
             exit(1)
         }
     }
 
-    static func run(_ options: BenchOptions, logger: Logger) async throws {
+    /// Runs the chosen sections. A failed section is reported (a note in its table, the
+    /// services' logs) and the run goes on with the next one; a cancelled run stops after
+    /// the section it was in, and still stops the stack. - Returns: how many sections failed.
+    static func run(_ options: BenchOptions, logger: Logger) async throws -> Int {
         let report = BenchReport()
         let started = Date()
         let header = [
@@ -37,17 +58,18 @@ struct RescindBenchCommand {
             try CryptoBench.run(options: options, report: report)
         }
         let needsStack = options.sections.contains { $0 != .crypto }
+        var failures = 0
         if needsStack {
             let stack = try await BenchStack.start(options: options, logger: logger)
-            var failures = 0
             // A failed section is reported and the run goes on, so one failure does not lose the others.
             func section(_ name: BenchOptions.Section, _ body: () async throws -> Void) async {
-                guard options.sections.contains(name) else { return }
+                guard options.sections.contains(name), !Task.isCancelled else { return }
                 do {
                     try await body()
                 } catch {
                     failures += 1
-                    report.note("SECTION \(name.rawValue.uppercased()) FAILED: \(error)")
+                    let reason = Task.isCancelled ? "cancelled (\(error))" : "\(error)"
+                    report.note("SECTION \(name.rawValue.uppercased()) FAILED: \(reason)")
                     BenchReport.log("grant service log:\n\(stack.grant.logTail())\naudit service log:\n\(stack.audit.logTail())")
                 }
             }
@@ -68,5 +90,6 @@ struct RescindBenchCommand {
         BenchReport.log("\nload average at end: \(MachineInfo.load); took \(Format.duration(elapsed))")
         BenchReport.log("\n" + (header.map { "    " + $0 }).joined(separator: "\n") + "\n")
         BenchReport.log(report.markdown)
+        return failures
     }
 }

@@ -20,13 +20,14 @@ enum Timing {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// Polls `condition` every `interval` until it holds or `timeout` passes.
+    /// Polls `condition` every `interval` until it holds or `timeout` passes, or the task is
+    /// cancelled (a cancelled `Task.sleep` returns at once: polling on would spin).
     /// - Returns: whether it held.
     static func wait(
         timeout: Duration, interval: Duration = .milliseconds(5), _ condition: () async throws -> Bool
     ) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if try await condition() { return true }
             try? await Task.sleep(for: interval)
         }
