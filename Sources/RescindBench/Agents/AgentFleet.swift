@@ -46,17 +46,22 @@ final class AgentFleet: Sendable {
         _ identities: [AgentIdentity], stack: BenchStack, fetchWaitMilliseconds: Int, logger: Logger
     ) async throws -> AgentFleet {
         var members: [Member] = []
-        for identity in identities {
-            let configuration = try configuration(for: identity, stack: stack, fetchWaitMilliseconds: fetchWaitMilliseconds)
-            try await DeviceEnrollment.install(
-                userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
-            let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)
-            let task = Task { try await agent.run(gracefulShutdownSignals: []) }
-            members.append(Member(agent: agent, identity: identity, configuration: configuration, task: task))
+        do {
+            for identity in identities {
+                let configuration = try configuration(for: identity, stack: stack, fetchWaitMilliseconds: fetchWaitMilliseconds)
+                try await DeviceEnrollment.install(
+                    userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
+                let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)
+                let task = Task { try await agent.run(gracefulShutdownSignals: []) }
+                members.append(Member(agent: agent, identity: identity, configuration: configuration, task: task))
+            }
+            let fleet = AgentFleet(members: members)
+            try await fleet.selfHealAll()
+            return fleet
+        } catch {
+            await AgentFleet(members: members).stop()
+            throw error
         }
-        let fleet = AgentFleet(members: members)
-        try await fleet.selfHealAll()
-        return fleet
     }
 
     /// One self-heal pass on every agent, four at a time.

@@ -29,10 +29,15 @@ enum FanOutBench {
             "3. Fan-out latency: commit → last device ack (\(options.recordsPerAgent) cached records per agent, "
                 + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds))")
         let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
-        for count in options.agentCounts {
-            try await run(agents: count, stack: stack, ledger: ledger, options: options, report: report, logger: logger)
+        do {
+            for count in options.agentCounts {
+                try await run(agents: count, stack: stack, ledger: ledger, options: options, report: report, logger: logger)
+            }
+            await ledger.stop()
+        } catch {
+            await ledger.stop()
+            throw error
         }
-        await ledger.stop()
         report.note(
             "Total = the last ack's publish time (Kafka create time) − the moment the owner's client sent the commit request; "
                 + "it includes the commit transaction itself (\"commit call\"). Parts are those of the device that acked last: "
@@ -73,70 +78,75 @@ enum FanOutBench {
             try await AgentFleet.start(identities, stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
         }
         BenchReport.log("\(count) agents: enrolled and synced \(options.recordsPerAgent) records each in \(Format.duration(startup))")
-        for member in fleet.members {
-            let held = try await member.agent.status().familyMembers.first { $0.familyMemberID == seeded.familyMemberID }
-            guard held?.records == options.recordsPerAgent else {
-                throw BenchError("agent \(member.identity.deviceID) holds \(held?.records ?? 0) records after its first sync")
+        do {
+            for member in fleet.members {
+                let held = try await member.agent.status().familyMembers.first { $0.familyMemberID == seeded.familyMemberID }
+                guard held?.records == options.recordsPerAgent else {
+                    throw BenchError("agent \(member.identity.deviceID) holds \(held?.records ?? 0) records after its first sync")
+                }
             }
-        }
-        let revokedAgent = fleet.member(revoked.firstDevice.deviceID)
+            let revokedAgent = fleet.member(revoked.firstDevice.deviceID)
 
-        var samples: [Sample] = []
-        var incomplete = 0
-        // The first revocation also waits for every agent's consumer group to form (3 s).
-        for iteration in 0...options.revocations {
-            let sample = try await revokeOnce(
-                owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
-                devices: identities.count, ledger: ledger, stack: stack, options: options)
-            guard let sample else {
-                incomplete += 1
-                BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
-                continue
+            var samples: [Sample] = []
+            var incomplete = 0
+            // The first revocation also waits for every agent's consumer group to form (3 s).
+            for iteration in 0...options.revocations {
+                let sample = try await revokeOnce(
+                    owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
+                    devices: identities.count, ledger: ledger, stack: stack, options: options)
+                guard let sample else {
+                    incomplete += 1
+                    BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
+                    continue
+                }
+                if iteration > 0 { samples.append(sample) }
+                BenchReport.log(
+                    "\(count) agents, revocation \(iteration)\(iteration == 0 ? " (warm-up)" : ""): total \(Format.duration(sample.total)) = "
+                        + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
+                        + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
+                        + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")")
             }
-            if iteration > 0 { samples.append(sample) }
-            BenchReport.log(
-                "\(count) agents, revocation \(iteration)\(iteration == 0 ? " (warm-up)" : ""): total \(Format.duration(sample.total)) = "
-                    + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
-                    + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
-                    + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")")
-        }
-        let idleCPU = await idleCPUShare(seconds: 3)
-        await fleet.stop()
+            let idleCPU = await idleCPUShare(seconds: 3)
+            await fleet.stop()
 
-        let totals = samples.map(\.total)
-        func p(_ values: [Double]) -> String {
-            guard !values.isEmpty else { return "n/a" }
-            return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
-        }
-        let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 2 s (target, 50 agents)"
-        report.add(
-            "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
-            project: p(totals), baseline: count == 1 ? "—" : target)
-        let parts = [
-            ("commit → command published", samples.map(\.commitToBroker)),
-            ("command → agent starts", samples.map(\.brokerToAgent)),
-            ("agent work", samples.map(\.agentWork)),
-            ("ack → published", samples.map(\.ackToBroker)),
-        ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
-        report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
-        report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
-        let audit = samples.compactMap(\.lastAckToAudit)
-        report.add(
-            "… last ack → audit completion p50 / p95 / p99 (\(audit.count) of \(samples.count))", project: p(audit))
-        let auditView = samples.compactMap(\.auditCommitToLastAck)
-        if !auditView.isEmpty {
+            let totals = samples.map(\.total)
+            func p(_ values: [Double]) -> String {
+                guard !values.isEmpty else { return "n/a" }
+                return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
+            }
+            let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 2 s (target, 50 agents)"
             report.add(
-                "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
-                project: Format.duration(Statistics.median(auditView)))
+                "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
+                project: p(totals), baseline: count == 1 ? "—" : target)
+            let parts = [
+                ("commit → command published", samples.map(\.commitToBroker)),
+                ("command → agent starts", samples.map(\.brokerToAgent)),
+                ("agent work", samples.map(\.agentWork)),
+                ("ack → published", samples.map(\.ackToBroker)),
+            ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
+            report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
+            report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
+            let audit = samples.compactMap(\.lastAckToAudit)
+            report.add(
+                "… last ack → audit completion p50 / p95 / p99 (\(audit.count) of \(samples.count))", project: p(audit))
+            let auditView = samples.compactMap(\.auditCommitToLastAck)
+            if !auditView.isEmpty {
+                report.add(
+                    "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
+                    project: Format.duration(Statistics.median(auditView)))
+            }
+            report.note(
+                "\(count) agents: CPU per revocation (p50), revoke call to last ack: bench process (owner client, agents, broker) "
+                    + String(format: "%.2f s, grant service %.2f s, on %d cores", Statistics.median(samples.map(\.benchCPU)),
+                        Statistics.median(samples.map(\.serviceCPU)), ProcessInfo.processInfo.activeProcessorCount))
+            if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
+            report.note(
+                "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
+                    + String(format: "%.0f%%", idleCPU * 100) + " of one core together (consumer fetch polling included).")
+        } catch {
+            await fleet.stop()
+            throw error
         }
-        report.note(
-            "\(count) agents: CPU per revocation (p50), revoke call to last ack: bench process (owner client, agents, broker) "
-                + String(format: "%.2f s, grant service %.2f s, on %d cores", Statistics.median(samples.map(\.benchCPU)),
-                    Statistics.median(samples.map(\.serviceCPU)), ProcessInfo.processInfo.activeProcessorCount))
-        if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
-        report.note(
-            "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
-                + String(format: "%.0f%%", idleCPU * 100) + " of one core together (consumer fetch polling included).")
     }
 
     /// Revokes, waits for every ack (and the audit notice), then re-grants the revoked user and

@@ -29,84 +29,89 @@ enum StressBench {
         }
         let fleet = try await AgentFleet.start(
             people.map(\.firstDevice), stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
-        // Family member i loses users i+5, i+6, i+7 (mod 10): never its owner.
-        let plan = (0..<familyMembers).flatMap { index in
-            (0..<revocationsPerFamilyMember).map { offset in (member: index, revoked: (index + 5 + offset) % users) }
-        }
-
-        let start = ContinuousClock.now
-        let outcomes = try await withThrowingTaskGroup(of: Retries.self) { group in
-            for step in plan {
-                let owner = people[step.member]
-                let familyMemberID = members[step.member].familyMemberID
-                let revoked = people[step.revoked].userID
-                group.addTask { try await revokeRetrying(owner: owner, familyMemberID: familyMemberID, revoked: revoked) }
+        do {
+            // Family member i loses users i+5, i+6, i+7 (mod 10): never its owner.
+            let plan = (0..<familyMembers).flatMap { index in
+                (0..<revocationsPerFamilyMember).map { offset in (member: index, revoked: (index + 5 + offset) % users) }
             }
-            var total = Retries()
-            for try await retries in group {
-                total.conflicts += retries.conflicts
-                total.staleDownloads += retries.staleDownloads
-            }
-            return total
-        }
-        let stormSeconds = Timing.seconds(ContinuousClock.now - start)
 
-        // No lost update.
-        var problems: [String] = []
-        for (index, member) in members.enumerated() {
-            let owner = people[index]
-            let version = try await owner.session.client.fmkVersion(member.familyMemberID).currentFMKVersion
-            if version != 1 + revocationsPerFamilyMember { problems.append("family member \(index) at version \(version)") }
-            let revokedHere = Set(plan.filter { $0.member == index }.map { people[$0.revoked].userID })
-            for person in people {
-                if revokedHere.contains(person.userID) {
-                    if (try? await person.session.currentFMK(member.familyMemberID)) != nil {
-                        problems.append("a revoked user can still unwrap family member \(index)'s key")
-                    }
-                } else {
-                    let records = try await person.session.readRecords(member.familyMemberID)
-                    if records.count != member.recordIDs.count { problems.append("user reads \(records.count) records of \(index)") }
+            let start = ContinuousClock.now
+            let outcomes = try await withThrowingTaskGroup(of: Retries.self) { group in
+                for step in plan {
+                    let owner = people[step.member]
+                    let familyMemberID = members[step.member].familyMemberID
+                    let revoked = people[step.revoked].userID
+                    group.addTask { try await revokeRetrying(owner: owner, familyMemberID: familyMemberID, revoked: revoked) }
                 }
+                var total = Retries()
+                for try await retries in group {
+                    total.conflicts += retries.conflicts
+                    total.staleDownloads += retries.staleDownloads
+                }
+                return total
             }
-        }
-        // Every device converges.
-        let expected = Dictionary(uniqueKeysWithValues: people.map { person in
-            (person.firstDevice.deviceID, Set(plan.filter { people[$0.revoked].userID == person.userID }.map { members[$0.member].familyMemberID }))
-        })
-        let convergeStart = ContinuousClock.now
-        let converged = try await Timing.wait(timeout: .seconds(60), interval: .milliseconds(20)) {
-            for member in fleet.members {
-                let status = try await member.agent.status()
-                let erased = expected[member.identity.deviceID] ?? []
-                for seeded in members {
-                    guard let held = status.familyMembers.first(where: { $0.familyMemberID == seeded.familyMemberID }) else { return false }
-                    if erased.contains(seeded.familyMemberID) {
-                        if held.status == "active" { return false }
-                    } else if held.status != "active" || held.fmkVersion != 1 + revocationsPerFamilyMember
-                        || held.records != seeded.recordIDs.count
-                    {
-                        return false
+            let stormSeconds = Timing.seconds(ContinuousClock.now - start)
+
+            // No lost update.
+            var problems: [String] = []
+            for (index, member) in members.enumerated() {
+                let owner = people[index]
+                let version = try await owner.session.client.fmkVersion(member.familyMemberID).currentFMKVersion
+                if version != 1 + revocationsPerFamilyMember { problems.append("family member \(index) at version \(version)") }
+                let revokedHere = Set(plan.filter { $0.member == index }.map { people[$0.revoked].userID })
+                for person in people {
+                    if revokedHere.contains(person.userID) {
+                        if (try? await person.session.currentFMK(member.familyMemberID)) != nil {
+                            problems.append("a revoked user can still unwrap family member \(index)'s key")
+                        }
+                    } else {
+                        let records = try await person.session.readRecords(member.familyMemberID)
+                        if records.count != member.recordIDs.count { problems.append("user reads \(records.count) records of \(index)") }
                     }
                 }
             }
-            return true
-        }
-        let convergeSeconds = Timing.seconds(ContinuousClock.now - convergeStart)
-        await fleet.stop()
+            // Every device converges.
+            let expected = Dictionary(uniqueKeysWithValues: people.map { person in
+                (person.firstDevice.deviceID, Set(plan.filter { people[$0.revoked].userID == person.userID }.map { members[$0.member].familyMemberID }))
+            })
+            let convergeStart = ContinuousClock.now
+            let converged = try await Timing.wait(timeout: .seconds(60), interval: .milliseconds(20)) {
+                for member in fleet.members {
+                    let status = try await member.agent.status()
+                    let erased = expected[member.identity.deviceID] ?? []
+                    for seeded in members {
+                        guard let held = status.familyMembers.first(where: { $0.familyMemberID == seeded.familyMemberID }) else { return false }
+                        if erased.contains(seeded.familyMemberID) {
+                            if held.status == "active" { return false }
+                        } else if held.status != "active" || held.fmkVersion != 1 + revocationsPerFamilyMember
+                            || held.records != seeded.recordIDs.count
+                        {
+                            return false
+                        }
+                    }
+                }
+                return true
+            }
+            let convergeSeconds = Timing.seconds(ContinuousClock.now - convergeStart)
+            await fleet.stop()
 
-        BenchReport.log(
-            "stress: \(plan.count) simultaneous revocations committed in \(Format.duration(stormSeconds)), "
-                + "\(outcomes.conflicts) retries after 409, \(outcomes.staleDownloads) after a stale download; devices converged: \(converged) (+\(Format.duration(convergeSeconds))); "
-                + "problems: \(problems.isEmpty ? "none" : problems.joined(separator: "; "))")
-        report.add(
-            "stress case: \(familyMembers) family members × \(revocationsPerFamilyMember) simultaneous revocations, \(users) users/agents",
-            project: "\(plan.count) committed in \(Format.duration(stormSeconds)); retries: \(outcomes.conflicts) after 409, "
-                + "\(outcomes.staleDownloads) after a stale download")
-        report.add(
-            "… no lost update / every device converged",
-            project: "\(problems.isEmpty ? "yes" : "NO: " + problems.joined(separator: "; ")) / "
-                + (converged ? "yes, \(Format.duration(convergeSeconds)) after the last commit" : "NO (60 s)"))
-        if !problems.isEmpty || !converged { throw BenchError("the stress case failed: \(problems)") }
+            BenchReport.log(
+                "stress: \(plan.count) simultaneous revocations committed in \(Format.duration(stormSeconds)), "
+                    + "\(outcomes.conflicts) retries after 409, \(outcomes.staleDownloads) after a stale download; devices converged: \(converged) (+\(Format.duration(convergeSeconds))); "
+                    + "problems: \(problems.isEmpty ? "none" : problems.joined(separator: "; "))")
+            report.add(
+                "stress case: \(familyMembers) family members × \(revocationsPerFamilyMember) simultaneous revocations, \(users) users/agents",
+                project: "\(plan.count) committed in \(Format.duration(stormSeconds)); retries: \(outcomes.conflicts) after 409, "
+                    + "\(outcomes.staleDownloads) after a stale download")
+            report.add(
+                "… no lost update / every device converged",
+                project: "\(problems.isEmpty ? "yes" : "NO: " + problems.joined(separator: "; ")) / "
+                    + (converged ? "yes, \(Format.duration(convergeSeconds)) after the last commit" : "NO (60 s)"))
+            if !problems.isEmpty || !converged { throw BenchError("the stress case failed: \(problems)") }
+        } catch {
+            await fleet.stop()
+            throw error
+        }
     }
 
     struct Retries: Sendable {
