@@ -5,6 +5,7 @@ import RescindCrypto
 import RescindPostgres
 import RescindProtocol
 import RescindTestSupport
+import Synchronization
 import Testing
 
 /// A revocation commits everything or nothing, whatever its size, a dying
@@ -24,6 +25,46 @@ import Testing
                 ).first!.decode(String.self, column: 0)
             }
             return digests
+        }
+    }
+
+    /// Statistics taken while a family member and the staging table were nearly empty once
+    /// made PostgreSQL plan the commit's swap as a nested loop over every staged record for
+    /// every record (quadratic: a 10,000-record commit ran past its 30 s deadline in the
+    /// benchmark). With the same stale statistics the swap must stay linear.
+    @Test func theSwapStaysLinearWithStaleStatistics() async throws {
+        try await GrantServiceHarness.with { service in
+            let adultA = try await service.user("Adult A")
+            let adultB = try await service.user("Adult B")
+            let (liam, liamFMK) = try await adultA.createFamilyMember()
+            _ = try await adultA.putRecord(liam, plaintext: Array("liam".utf8), fmk: liamFMK, version: 1)
+            try await adultA.grant(liam, to: adultB.keys.userID)
+            let other = try await adultA.client.beginRevocation(liam, BeginRevocationRequest(revokedUserID: adultB.keys.userID))
+            let staged = try await RecordCipher.reseal(
+                try await adultA.client.changes(liam, since: 0).records, from: liamFMK, to: SecretKey(), newVersion: 2)
+            _ = try await adultA.client.uploadRevocationBatch(other.revocationID, staged)
+            // Freeze statistics that know one record and one staged record, of someone else.
+            try await service.withConnection { connection in
+                try await connection.executeScript(
+                    """
+                    ANALYZE records; ANALYZE staged_records;
+                    ALTER TABLE records SET (autovacuum_enabled = off);
+                    ALTER TABLE staged_records SET (autovacuum_enabled = off);
+                    """)
+            }
+
+            let (emma, fmk) = try await adultA.createFamilyMember()
+            _ = try await service.seedRecords(emma, count: 8_000, plaintextBytes: 256, fmk: fmk)
+            try await adultA.grant(emma, to: adultB.keys.userID)
+            let phases = ProgressClock()
+            let committed = try await adultA.revoke(emma, user: adultB.keys.userID, uploadBatchSize: 1000) {
+                phases.record($0.phase)
+            }
+            #expect(committed.recordsReencrypted == 8_000)
+            // The linear swap takes well under a second here; the quadratic one took ~5 s.
+            let commit = try #require(phases.duration(of: .committing))
+            #expect(commit < .seconds(3), "the commit of 8,000 records took \(commit)")
+            try await adultA.client.abandonRevocation(other.revocationID)
         }
     }
 
@@ -186,6 +227,23 @@ import Testing
             // The loser's staging is still there for its owner to abandon.
             try await a.client.abandonRevocation(revocations[1 - winner].revocationID)
             #expect(try await service.count("SELECT count(*) FROM revocation_stagings") == 0)
+        }
+    }
+}
+
+/// When each phase of a revocation began, from its progress reports.
+private final class ProgressClock: Sendable {
+    private let starts = Mutex<[(RevocationProgress.Phase, ContinuousClock.Instant)]>([])
+
+    func record(_ phase: RevocationProgress.Phase) {
+        starts.withLock { if $0.last?.0 != phase { $0.append((phase, .now)) } }
+    }
+
+    /// From the first report of `phase` to the first report of the next phase.
+    func duration(of phase: RevocationProgress.Phase) -> Duration? {
+        starts.withLock { starts in
+            guard let index = starts.firstIndex(where: { $0.0 == phase }), index + 1 < starts.count else { return nil }
+            return starts[index + 1].1 - starts[index].1
         }
     }
 }

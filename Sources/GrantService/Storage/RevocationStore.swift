@@ -159,6 +159,12 @@ struct RevocationStore: Sendable {
             let recordCount = try await connection.query(
                 "SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID)"
             ).first!.decode(Int.self, column: 0)
+            // Never a nested loop here: with statistics taken when the family member (or the
+            // staging table) was nearly empty, PostgreSQL estimates one row on each side and
+            // loops over every staged record for every record — 10,000² comparisons, minutes of
+            // CPU inside this transaction (seen in the benchmark). Without it the plan is a
+            // merge join over the two indexes, linear in the record count.
+            try await connection.execute("SET LOCAL enable_nestloop = off")
             let swapped = try await connection.execute(
                 """
                 UPDATE records r
@@ -168,6 +174,7 @@ struct RevocationStore: Sendable {
                 WHERE s.staging_id = \(revocationID) AND r.record_id = s.record_id
                   AND r.family_member_id = \(staging.familyMemberID)
                 """)
+            try await connection.execute("SET LOCAL enable_nestloop = on")
             guard swapped == recordCount else {
                 throw APIError.unprocessable(
                     "records_missing", "\(recordCount - swapped) of \(recordCount) record(s) were not re-encrypted")
