@@ -33,6 +33,8 @@ enum MemoryBench {
                 "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers,
                 "RESCIND_TOPIC_PREFIX": stack.topicPrefix,
                 "RESCIND_AGENT_LOG_LEVEL": "warning",
+                // As deploy/ runs the agent: two malloc arenas, not eight per core.
+                "MALLOC_ARENA_MAX": "2",
             ]
         func withAgent<Result>(_ name: String, _ body: (ChildProcess) async throws -> Result) async throws -> Result {
             try await ChildProcess.run(
@@ -87,7 +89,7 @@ enum MemoryBench {
         report.add("… the same agent running with nothing cached (started before the grant)", project: Format.mebibytes(idlePeak))
         report.add("… after the first sync, before the rotation", project: Format.mebibytes(afterSync))
         report.note(
-            "Agent: its own `rescind-agent run` process (as deployed), started before it had access (idle figure), then "
+            "Agent: its own `rescind-agent run` process (as deployed, with MALLOC_ARENA_MAX=2), started before it had access (idle figure), then "
                 + "again after the grant: it syncs \(Format.grouped(Double(records))) records, then one revocation of another "
                 + "grantee makes it rotate them all (download, verify every record under the new FMK, replace the cache in one "
                 + "transaction). A rotation holds the family member's records in memory until they all verified.")
