@@ -99,7 +99,7 @@ extension UserSession {
 
     /// Batches in flight at once: while the service writes one, the next is on its way
     /// (one at a time left the database, the network and this client each idle in turn).
-    static let uploadsInFlight = 2
+    public static let uploadsInFlight = 2
 
     /// Uploads every staged record in batches, `uploadsInFlight` at a time.
     /// - Returns: the number of records uploaded; `uploaded` hears the running total.
