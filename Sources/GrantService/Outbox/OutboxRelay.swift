@@ -52,7 +52,7 @@ struct OutboxRelay: Service {
                 try await connection.execute(
                     """
                     UPDATE outbox SET sent_at = now()
-                    WHERE outbox_id = ANY(string_to_array(\(delivered.map(String.init).joined(separator: ",")), ',')::bigint[])
+                    WHERE outbox_id = ANY(\(PostgresArray(delivered)))
                     """)
                 Counter(label: "rescind_outbox_published_total").increment(by: delivered.count)
             }
