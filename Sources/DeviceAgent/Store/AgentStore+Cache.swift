@@ -104,8 +104,12 @@ extension AgentStore {
                     wrapped_fmk = excluded.wrapped_fmk, sync_cursor = excluded.sync_cursor, updated_at = excluded.updated_at
                 """,
             arguments: [id, result.fmkVersion, floor, result.wrappedFMK, result.cursor, Date().timeIntervalSince1970])
-        try db.execute(sql: "DELETE FROM records WHERE family_member_id = ?", arguments: [id])
+        // Overwrite in place, then drop what the service no longer has (still at an older
+        // version): each old ciphertext's page is rewritten once by its successor instead of
+        // being zeroed by secure_delete and a new page written (half the I/O of a rotation).
         try upsert(result.records, atRest: result.atRest, in: db)
+        try db.execute(
+            sql: "DELETE FROM records WHERE family_member_id = ? AND fmk_version <> ?", arguments: [id, result.fmkVersion])
         return ChangeEffect(changed: true, recordsProcessed: result.records.count, fmkVersion: result.fmkVersion)
     }
 
