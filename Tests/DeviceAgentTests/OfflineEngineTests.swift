@@ -39,7 +39,7 @@ struct OfflineEngineTests {
             let wrapped = try FMKWrapping.wrapForOwner(
                 fmk, familyMemberID: id, version: UInt32(version), masterKey: try engine.keystore.storageKey)
             _ = try await engine.store.apply(
-                .rotate(RotationResult(familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: records, cursor: Int64(count))))
+                .rotate(RotationResult(familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: .inMemory(records), cursor: Int64(count))))
             return fmk
         }
 

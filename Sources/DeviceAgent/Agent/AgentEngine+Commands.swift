@@ -107,7 +107,8 @@ extension AgentEngine {
         case .rotate(let minimum):
             do {
                 change = .rotate(
-                    try await keys.fetcher.rotation(command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0))
+                    try await keys.fetcher.rotation(
+                        command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store))
             } catch let error as AgentError where error.isTransient {
                 throw error
             } catch let error as AgentError where error.code == .accessRevoked {

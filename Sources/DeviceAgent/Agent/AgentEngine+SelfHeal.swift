@@ -98,7 +98,7 @@ extension AgentEngine {
     ) async throws {
         let started = ContinuousClock.now
         do {
-            let result = try await fetcher.rotation(id, minimum: minimum, floor: floor)
+            let result = try await fetcher.rotation(id, minimum: minimum, floor: floor, store: store)
             let effect = try await store.apply(.rotate(result))
             guard effect.changed else { return }
             try await store.increment("self_heal_rotations")

@@ -45,6 +45,9 @@ public final class DeviceAgent: Sendable {
         }
         let store = try AgentStore(path: configuration.databasePath)
         try await store.vacuumIfNeeded()
+        // What a download interrupted by a crash staged is never swapped in. (Only the agent
+        // clears it: a status reader opening the database must not touch a running download.)
+        try await store.clearAllIncoming()
         engine = AgentEngine(
             configuration: configuration, identity: identity, keystore: keystore, store: store, logger: logger, faults: faults)
     }

@@ -88,6 +88,9 @@ extension AgentStore {
 
     private static func rotate(_ result: RotationResult, from state: FamilyMemberState?, in db: Database) throws -> ChangeEffect {
         if let state, state.status == .active, state.fmkVersion >= result.fmkVersion {
+            if case .staged(let download, _) = result.records {
+                try db.execute(sql: "DELETE FROM incoming_records WHERE download_id = ?", arguments: [download.text])
+            }
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.fmkVersion)
         }
         if let state, result.fmkVersion < state.versionFloor {
@@ -107,9 +110,16 @@ extension AgentStore {
         // Overwrite in place, then drop what the service no longer has (still at an older
         // version): each old ciphertext's page is rewritten once by its successor instead of
         // being zeroed by secure_delete and a new page written (half the I/O of a rotation).
-        try upsert(result.records, atRest: result.atRest, in: db)
+        switch result.records {
+        case .inMemory(let records):
+            try insert(records, into: .records, atRest: result.atRest, in: db)
+        case .staged(let download, let count):
+            try swapInIncoming(download: download, count: count, familyMemberID: result.familyMemberID, in: db)
+        }
         try db.execute(
             sql: "DELETE FROM records WHERE family_member_id = ? AND fmk_version <> ?", arguments: [id, result.fmkVersion])
+        // Also what an earlier, disturbed download of this family member left.
+        try clearIncoming(of: result.familyMemberID, in: db)
         return ChangeEffect(changed: true, recordsProcessed: result.records.count, fmkVersion: result.fmkVersion)
     }
 
@@ -118,7 +128,7 @@ extension AgentStore {
             // The cache moved on while we downloaded; the next sync starts from the new state.
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.heldVersion)
         }
-        try upsert(result.records, atRest: result.atRest, in: db)
+        try insert(result.records, into: .records, atRest: result.atRest, in: db)
         for deleted in result.deletedRecordIDs {
             try db.execute(sql: "DELETE FROM records WHERE record_id = ?", arguments: [deleted.text])
         }
@@ -137,6 +147,7 @@ extension AgentStore {
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: 0)
         }
         let poisoned = try CryptographicErasure.poisonRecords(of: id, in: db)
+        try clearIncoming(of: id, in: db)
         try db.execute(
             sql: """
                 INSERT INTO family_members (family_member_id, status, fmk_version, version_floor, wrapped_fmk, sync_cursor, updated_at)
@@ -150,30 +161,55 @@ extension AgentStore {
         return ChangeEffect(changed: true, recordsProcessed: poisoned, fmkVersion: 0)
     }
 
-    /// One prepared statement for the whole batch: a rotation writes every record of the family member.
-    private static func upsert(_ records: [RecordResponse], atRest: AtRestLayer?, in db: Database) throws {
+    /// The two tables that hold cached record rows.
+    enum RecordTable {
+        case records
+        /// A long rotation's staged pages (`AgentStore+Incoming`), of one download.
+        case incoming(UUID)
+
+        /// Insert-or-replace of one record; `incoming` takes the download id first.
+        var upsert: String {
+            let (target, download, key) =
+                switch self {
+                case .records: ("records (", "", "record_id")
+                case .incoming: ("incoming_records (download_id, ", "?, ", "download_id, record_id")
+                }
+            return """
+                INSERT INTO \(target)record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq, at_rest)
+                VALUES (\(download)?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (\(key)) DO UPDATE SET
+                    fmk_version = excluded.fmk_version, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
+                    tag = excluded.tag, change_seq = excluded.change_seq, at_rest = excluded.at_rest
+                """
+        }
+
+        var leadingArguments: StatementArguments {
+            switch self {
+            case .records: []
+            case .incoming(let download): [download.text]
+            }
+        }
+    }
+
+    /// Writes records (replacing rows of the same key) with one prepared statement for the
+    /// whole batch: a rotation writes every record of the family member.
+    static func insert(_ records: [RecordResponse], into table: RecordTable, atRest: AtRestLayer?, in db: Database) throws {
         guard !records.isEmpty else { return }
         let layered = try atRestEnabled(in: db)
         if layered, atRest == nil {
             throw AgentError(.locked, "at-rest encryption is on: records are written only while unlocked")
         }
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag, change_seq, at_rest)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (record_id) DO UPDATE SET
-                    fmk_version = excluded.fmk_version, nonce = excluded.nonce, ciphertext = excluded.ciphertext,
-                    tag = excluded.tag, change_seq = excluded.change_seq, at_rest = excluded.at_rest
-                """)
+        let statement = try db.cachedStatement(sql: table.upsert)
         for record in records {
             var stored = (nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag)
             if layered, let atRest {
                 stored = try atRest.seal(nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag, recordID: record.recordID)
             }
-            try statement.execute(arguments: [
-                record.recordID.text, record.familyMemberID.text, record.fmkVersion, stored.nonce, stored.ciphertext,
-                stored.tag, record.changeSeq, layered,
-            ])
+            try statement.execute(
+                arguments: table.leadingArguments + [
+                    record.recordID.text, record.familyMemberID.text, record.fmkVersion, stored.nonce, stored.ciphertext,
+                    stored.tag, record.changeSeq, layered,
+                ])
         }
     }
 }

@@ -86,6 +86,26 @@ extension AgentStore {
                     CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
                     """)
         }
+        migrator.registerMigration("v4-incoming-records") { db in
+            // A rotation longer than one page stages its verified records here, page by page
+            // (one download id per download), and swaps them into `records` in its final
+            // transaction; never read otherwise, emptied when the agent starts.
+            try db.execute(
+                sql: """
+                    CREATE TABLE incoming_records (
+                        download_id TEXT NOT NULL,
+                        family_member_id TEXT NOT NULL,
+                        record_id TEXT NOT NULL,
+                        fmk_version INTEGER NOT NULL,
+                        nonce BLOB NOT NULL,
+                        ciphertext BLOB NOT NULL,
+                        tag BLOB NOT NULL,
+                        change_seq INTEGER NOT NULL,
+                        at_rest INTEGER NOT NULL,
+                        PRIMARY KEY (download_id, record_id)
+                    );
+                    """)
+        }
         return migrator
     }
 }

@@ -36,6 +36,9 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let serviceRefused = Code(rawValue: "service_refused")
         /// The agent runs locked: the work needs its keys (it waits for the unlock).
         public static let locked = Code(rawValue: "locked")
+        /// A long download staged in the local database was disturbed before it was swapped in
+        /// (another process on the same data directory cleared it); it is done again.
+        public static let downloadDisturbed = Code(rawValue: "download_disturbed")
         /// A fault injected by a test.
         public static let injectedFault = Code(rawValue: "injected_fault")
     }
@@ -50,7 +53,7 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Worth retrying later with the same input (the network, a lagging service).
-    var isTransient: Bool { code == .unavailable || code == .serviceBehind }
+    var isTransient: Bool { code == .unavailable || code == .serviceBehind || code == .downloadDisturbed }
 
     public var description: String { message }
 }

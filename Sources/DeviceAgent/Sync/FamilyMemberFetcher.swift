@@ -28,7 +28,8 @@ struct FamilyMemberFetcher: Sendable {
     ///   service (or a replica) is behind: `.serviceBehind`, retried later.
     /// - Parameter floor: the highest version this device has seen; anything lower is a
     ///   downgrade and refused (`.versionDowngrade`).
-    func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int) async throws -> RotationResult {
+    /// - Parameter store: where records wait when they span more than one page.
+    func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int, store: AgentStore) async throws -> RotationResult {
         for _ in 0..<3 {
             let wrapped = try await GrantServiceCall.run { try await session.client.wrappedKey(familyMemberID) }
             guard wrapped.fmkVersion >= floor else {
@@ -43,10 +44,10 @@ struct FamilyMemberFetcher: Sendable {
             } catch {
                 throw AgentError(.verificationFailed, "the wrapped FMK v\(wrapped.fmkVersion) does not unwrap with this user's keys")
             }
-            let (records, cursor, raced) = try await allRecords(familyMemberID, version: wrapped.fmkVersion)
+            let (records, cursor, raced) = try await allRecords(
+                familyMemberID, version: wrapped.fmkVersion, fmk: fmk, store: store)
             // Another revocation committed while we downloaded: start over at its version.
             if raced { continue }
-            try Self.verify(records, fmk: fmk)
             let local = try FMKWrapping.wrapForOwner(
                 fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: storageKey)
             return RotationResult(
@@ -78,22 +79,55 @@ struct FamilyMemberFetcher: Sendable {
         return result
     }
 
-    /// The whole change feed; `raced` when a record or page is not at `version`.
-    private func allRecords(_ familyMemberID: UUID, version: Int) async throws -> ([RecordResponse], Int64, raced: Bool) {
-        var records: [UUID: RecordResponse] = [:]
+    /// The whole change feed at `version`, each page verified under `fmk` as it arrives;
+    /// `raced` when a page or a record is not at `version`. A feed of one page stays in
+    /// memory; a longer one goes page by page to the store's incoming table.
+    private func allRecords(
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, store: AgentStore
+    ) async throws -> (RotatedRecords, Int64, raced: Bool) {
+        let download = UUID()
+        do {
+            let result = try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store)
+            if case .inMemory = result.0 { try await store.clearIncoming(download: download) }
+            return result
+        } catch {
+            // Nothing unverified or half-downloaded stays behind.
+            try? await store.clearIncoming(download: download)
+            throw error
+        }
+    }
+
+    private func download(
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, as download: UUID, into store: AgentStore
+    ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         var cursor: Int64 = 0
+        // The ids kept so far (16 bytes each, not the records): what the staged rows must add up to.
+        var kept: Set<UUID>?
         while true {
             let page = try await GrantServiceCall.run {
                 try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
             }
-            if page.currentFMKVersion != version { return ([], 0, true) }
-            for record in page.records { records[record.recordID] = record }
-            for deleted in page.deletedRecordIDs { records[deleted] = nil }
+            guard page.currentFMKVersion == version, page.records.allSatisfy({ $0.fmkVersion == version }) else {
+                try await store.clearIncoming(download: download)
+                return (.inMemory([]), 0, true)
+            }
+            try Self.verify(page.records, fmk: fmk)
             cursor = page.nextCursor
+            if kept == nil, !page.hasMore {
+                let deleted = Set(page.deletedRecordIDs)
+                return (.inMemory(page.records.filter { !deleted.contains($0.recordID) }), cursor, false)
+            }
+            try await store.stageIncoming(download: download, records: page.records, deleted: page.deletedRecordIDs, atRest: atRest)
+            kept = kept ?? []
+            kept!.formUnion(page.records.map(\.recordID))
+            kept!.subtract(page.deletedRecordIDs)
             if !page.hasMore { break }
         }
-        let sorted = records.values.sorted { $0.changeSeq < $1.changeSeq }
-        return (sorted, cursor, sorted.contains { $0.fmkVersion != version })
+        let count = kept?.count ?? 0
+        guard try await store.incomingCount(download: download) == count else {
+            throw AgentError(.downloadDisturbed, "staged records went missing during the download; it is done again")
+        }
+        return (.staged(download: download, count: count), cursor, false)
     }
 
     /// Every record opens under `fmk` (the plaintext is dropped at once).

@@ -9,10 +9,27 @@ struct RotationResult: Sendable {
     /// The new FMK wrapped under this device's storage key.
     var wrappedFMK: Data
     /// Every current record, all under `fmkVersion` and all shown to decrypt.
-    var records: [RecordResponse]
+    var records: RotatedRecords
     var cursor: Int64
     /// Seals the records when at-rest encryption is on (set by whoever holds the keys).
     var atRest: AtRestLayer? = nil
+}
+
+/// Where a rotation's verified records wait for the swap.
+enum RotatedRecords: Sendable {
+    /// One page's worth: held in memory.
+    case inMemory([RecordResponse])
+    /// More than one page: written page by page to the store's incoming table (under
+    /// `download`) as each page verified, so a rotation of any size holds at most one page
+    /// in memory. `count` is what the download kept, checked again at the swap.
+    case staged(download: UUID, count: Int)
+
+    var count: Int {
+        switch self {
+        case .inMemory(let records): records.count
+        case .staged(_, let count): count
+        }
+    }
 }
 
 /// Changes after the cursor at the version already held, verified.

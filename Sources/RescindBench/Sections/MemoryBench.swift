@@ -92,7 +92,8 @@ enum MemoryBench {
             "Agent: its own `rescind-agent run` process (as deployed, with MALLOC_ARENA_MAX=2), started before it had access (idle figure), then "
                 + "again after the grant: it syncs \(Format.grouped(Double(records))) records, then one revocation of another "
                 + "grantee makes it rotate them all (download, verify every record under the new FMK, replace the cache in one "
-                + "transaction). A rotation holds the family member's records in memory until they all verified.")
+                + "transaction). A sync or rotation longer than one page (1,000 records) holds one page in memory at a time: "
+                + "each verified page waits in the cache's incoming table until the swap.")
     }
 
     /// The owner's revocation, with the time of each phase logged; a failure names the phase

@@ -60,7 +60,7 @@ struct LockableFixture {
         _ = try await engine.store.apply(
             .rotate(
                 RotationResult(
-                    familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: records, cursor: Int64(count),
+                    familyMemberID: id, fmkVersion: version, wrappedFMK: Data(wrapped), records: .inMemory(records), cursor: Int64(count),
                     atRest: layered ? AtRestLayer(key: keystore.atRestKey) : nil)))
         let cached = records.map {
             CachedRecord(
