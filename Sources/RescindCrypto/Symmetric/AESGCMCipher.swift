@@ -82,16 +82,28 @@ public final class AESGCMCipher {
     ) throws {
         let total = try Self.sealedByteCount(plaintext: plaintext, associatedData: associatedData)
         let start = output.count
-        output.append(contentsOf: repeatElement(0, count: total))
+        // Room for nonce ‖ ciphertext ‖ tag, overwritten below. The plaintext stands in for
+        // the ciphertext because appending it is a memcpy, where appending `total` zeros
+        // went element by element (measured: 1.2% of the re-encryption kernel).
+        output.append(contentsOf: Self.zeros.prefix(AESGCM.nonceByteCount))
+        output.append(contentsOf: plaintext)
+        output.append(contentsOf: Self.zeros.prefix(AESGCM.tagByteCount))
+        assert(output.count == start + total)
         do {
             try output.withUnsafeMutableBytes { bytes in
                 try seal(plaintext, authenticating: associatedData, fixedNonce: nil, into: bytes.baseAddress! + start)
             }
         } catch {
+            // The stand-in plaintext must not stay behind in the buffer's spare capacity.
+            output.withUnsafeMutableBytes { bytes in
+                UnsafeMutableRawBufferPointer(rebasing: bytes[start...]).initializeMemory(as: UInt8.self, repeating: 0)
+            }
             output.removeSubrange(start...)
             throw error
         }
     }
+
+    private static let zeros = [UInt8](repeating: 0, count: AESGCM.tagByteCount)
 
     private static func sealedByteCount(
         plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer
