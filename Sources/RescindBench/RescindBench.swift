@@ -55,7 +55,7 @@ struct RescindBenchCommand {
         header.forEach(BenchReport.log)
 
         if options.sections.contains(.crypto) {
-            try CryptoBench.run(options: options, report: report)
+            try await CryptoBench.run(options: options, report: report)
         }
         let needsStack = options.sections.contains { $0 != .crypto }
         var failures = 0

@@ -117,10 +117,18 @@ extension GrantServiceClient {
 
     /// Stages re-encrypted records, sent in the binary record form (`BinaryRecords`).
     public func uploadRevocationBatch(_ revocationID: UUID, _ records: [StagedRecord]) async throws -> UploadBatchResponse {
+        try await uploadRevocationBatch(revocationID, body: BinaryRecords.encode(UploadBatchRequest(records: records)))
+    }
+
+    /// Stages a batch already encoded, e.g. sealed straight into its body (`RecordCipher.resealIntoBatches`).
+    public func uploadRevocationBatch(_ revocationID: UUID, _ batch: BinaryRecords.UploadBatchWriter) async throws -> UploadBatchResponse {
+        try await uploadRevocationBatch(revocationID, body: Data(batch.body))
+    }
+
+    private func uploadRevocationBatch(_ revocationID: UUID, body: Data) async throws -> UploadBatchResponse {
         let path = "v1/revocations/\(revocationID)/records"
         let response = try await sendRaw(
-            .put, path, query: [], body: BinaryRecords.encode(UploadBatchRequest(records: records)),
-            contentType: BinaryRecords.mediaType, authenticated: true)
+            .put, path, query: [], body: body, contentType: BinaryRecords.mediaType, authenticated: true)
         return try decodeAnswer(of: path) { try CanonicalJSON.decode(UploadBatchResponse.self, from: response.body) }
     }
 

@@ -40,4 +40,49 @@ public enum RecordCipher {
             StagedRecord(recordID: record.recordID, nonce: Data(box.nonce), ciphertext: Data(box.ciphertext), tag: Data(box.tag))
         }
     }
+
+    /// Re-encrypts records from one FMK version to the next straight into upload batch
+    /// bodies of `batchSize` records, the batches on every core at once. No buffer per
+    /// record: each batch reuses one scratch buffer and one pair of cipher contexts.
+    /// - Throws: `CryptoError.authenticationFailed` if a record does not open under `oldKey`.
+    public static func resealIntoBatches(
+        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int, batchSize: Int
+    ) async throws -> [BinaryRecords.UploadBatchWriter] {
+        let size = max(1, batchSize)
+        let starts = Array(stride(from: 0, to: records.count, by: size))
+        return try await withThrowingTaskGroup(of: (Int, BinaryRecords.UploadBatchWriter).self) { group in
+            for (index, start) in starts.enumerated() {
+                let slice = records[start..<min(start + size, records.count)]
+                group.addTask {
+                    (index, try resealBatch(slice, from: oldKey, to: newKey, newVersion: newVersion))
+                }
+            }
+            var batches = [BinaryRecords.UploadBatchWriter?](repeating: nil, count: starts.count)
+            for try await (index, batch) in group { batches[index] = batch }
+            return batches.map { $0! }
+        }
+    }
+
+    private static func resealBatch(
+        _ records: ArraySlice<RecordResponse>, from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int
+    ) throws -> BinaryRecords.UploadBatchWriter {
+        let resealer = AESGCMResealer(from: oldKey, to: newKey)
+        var writer = BinaryRecords.UploadBatchWriter(
+            capacity: records.reduce(0) { $0 + 48 + $1.ciphertext.count })
+        var combined: [UInt8] = []
+        for record in records {
+            combined.removeAll(keepingCapacity: true)
+            combined += record.nonce
+            combined += record.ciphertext
+            combined += record.tag
+            try writer.append(recordID: record.recordID, sealedByteCount: combined.count) { body in
+                try resealer.reseal(
+                    combined: combined,
+                    oldAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: UInt32(record.fmkVersion)),
+                    newAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: UInt32(newVersion)),
+                    appendingTo: &body)
+            }
+        }
+        return writer
+    }
 }

@@ -72,10 +72,11 @@ extension UserSession {
 
             let newFMK = SecretKey()
             progress(RevocationProgress(phase: .reencrypting, recordsDone: 0, recordsTotal: total))
-            let staged = try await RecordCipher.reseal(records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion)
+            let batches = try await RecordCipher.resealIntoBatches(
+                records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion, batchSize: uploadBatchSize)
 
             progress(RevocationProgress(phase: .uploading, recordsDone: 0, recordsTotal: total))
-            let uploaded = try await upload(staged, of: revocation, batchSize: uploadBatchSize) { uploaded in
+            let uploaded = try await upload(batches, of: revocation) { uploaded in
                 progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
             }
 
@@ -101,14 +102,11 @@ extension UserSession {
     /// (one at a time left the database, the network and this client each idle in turn).
     public static let uploadsInFlight = 2
 
-    /// Uploads every staged record in batches, `uploadsInFlight` at a time.
+    /// Uploads the batches, `uploadsInFlight` at a time.
     /// - Returns: the number of records uploaded; `uploaded` hears the running total.
     func upload(
-        _ staged: [StagedRecord], of revocation: RevocationResponse, batchSize: Int, uploaded: (Int) -> Void
+        _ batches: [BinaryRecords.UploadBatchWriter], of revocation: RevocationResponse, uploaded: (Int) -> Void
     ) async throws -> Int {
-        let batches = stride(from: 0, to: staged.count, by: max(1, batchSize)).map {
-            Array(staged[$0..<min($0 + max(1, batchSize), staged.count)])
-        }
         let client = client
         return try await withThrowingTaskGroup(of: Int.self) { group in
             var (next, inFlight, done) = (0, 0, 0)

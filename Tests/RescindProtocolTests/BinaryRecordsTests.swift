@@ -78,10 +78,13 @@ import Testing
         }
         // 4 billion records announced in a 10-byte body: refused before anything is reserved.
         refused(Data("RREC".utf8) + [1, 1, 0xFF, 0xFF, 0xFF, 0xFF])
-        // A ciphertext length running past the end.
+        // A sealed length running past the end, or too short for a nonce and a tag.
         var longCiphertext = upload
-        longCiphertext.replaceSubrange(38..<42, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        longCiphertext.replaceSubrange(26..<30, with: [0x7F, 0xFF, 0xFF, 0xFF])
         refused(longCiphertext)
+        var shortSealed = upload
+        shortSealed.replaceSubrange(26..<30, with: [0, 0, 0, 27])
+        refused(shortSealed)
         var badFlag = BinaryRecords.encode(Self.page)
         badFlag[14] = 2
         #expect(throws: BinaryRecords.FormatError.self) {
@@ -94,5 +97,26 @@ import Testing
         let batch = UploadBatchRequest(records: [Self.staged(100, seed: 6)])
         let framed = Data([0xAA, 0xBB]) + BinaryRecords.encode(batch)
         #expect(try BinaryRecords.decodeUploadBatch(framed.dropFirst(2)) == batch)
+    }
+
+    /// The writer's body is what `encode` makes of the same records, sealed in place.
+    @Test func theUploadWriterBuildsTheSameBody() throws {
+        let records = (0..<3).map { Self.staged(100 + $0, seed: UInt8($0)) }
+        var writer = BinaryRecords.UploadBatchWriter()
+        for record in records {
+            try writer.append(recordID: record.recordID, sealedByteCount: 28 + record.ciphertext.count) { body in
+                body += record.nonce
+                body += record.ciphertext
+                body += record.tag
+            }
+        }
+        #expect(writer.count == 3)
+        #expect(Data(writer.body) == BinaryRecords.encode(UploadBatchRequest(records: records)))
+        // A sealing step that appends the wrong number of bytes is refused and leaves the body as it was.
+        let before = writer.body
+        #expect(throws: BinaryRecords.FormatError.self) {
+            try writer.append(recordID: UUID(), sealedByteCount: 40) { $0 += [1, 2, 3] }
+        }
+        #expect(writer.body == before && writer.count == 3)
     }
 }

@@ -11,11 +11,12 @@ import Foundation
 ///
 /// Layout (integers big-endian, ids as their 16 bytes):
 /// - header: `"RREC"`, format version (1 byte, 1), kind (1 byte: 1 upload batch, 2 page)
-/// - upload batch: record count (u32), then per record: id, nonce (12), ciphertext
-///   length (u32), ciphertext, tag (16)
+/// - a sealed record: its length (u32, ciphertext + 28), then nonce (12) ‖ ciphertext ‖
+///   tag (16) — the bytes AES-GCM sealing produces, so a client seals straight into the body
+/// - upload batch: record count (u32), then per record: id, sealed record
 /// - page: next cursor (i64), has more (u8), current FMK version (u32), record count
 ///   (u32), deleted count (u32), then per record: id, FMK version (u32), change seq
-///   (i64), nonce (12), ciphertext length (u32), ciphertext, tag (16); then the deleted ids
+///   (i64), sealed record; then the deleted ids
 public enum BinaryRecords {
     public static let mediaType = "application/vnd.rescind.records"
 
@@ -28,6 +29,8 @@ public enum BinaryRecords {
     static let formatVersion: UInt8 = 1
     static let nonceBytes = 12
     static let tagBytes = 16
+    /// Nonce and tag around the ciphertext of a sealed record.
+    public static let sealedOverhead = nonceBytes + tagBytes
 
     enum Kind: UInt8 {
         case uploadBatch = 1
@@ -61,6 +64,46 @@ public enum BinaryRecords {
         }
         try reader.end()
         return UploadBatchRequest(records: records)
+    }
+
+    /// An upload batch body built record by record, each record sealed straight into it
+    /// (no per-record buffers): what a revocation's client uploads.
+    public struct UploadBatchWriter: Sendable {
+        public private(set) var body: [UInt8]
+        public private(set) var count = 0
+        private let countOffset: Int
+
+        /// - Parameter capacity: bytes to reserve (10 + per record 48 + ciphertext).
+        public init(capacity: Int = 0) {
+            var writer = Writer(capacity: 10)
+            writer.header(.uploadBatch)
+            body = [UInt8](writer.data)
+            countOffset = body.count
+            body += [0, 0, 0, 0]
+            body.reserveCapacity(capacity)
+        }
+
+        /// Appends one record; `seal` must append exactly its `nonce ‖ ciphertext ‖ tag`
+        /// (`sealedByteCount` bytes) to the buffer it is given.
+        public mutating func append(
+            recordID: UUID, sealedByteCount: Int, seal: (inout [UInt8]) throws -> Void
+        ) throws {
+            let start = body.count
+            withUnsafeBytes(of: recordID.uuid) { body.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(sealedByteCount).bigEndian) { body.append(contentsOf: $0) }
+            do {
+                try seal(&body)
+            } catch {
+                body.removeSubrange(start...)
+                throw error
+            }
+            guard body.count - start == 20 + sealedByteCount else {
+                body.removeSubrange(start...)
+                throw FormatError(description: "a sealed record was not the \(sealedByteCount) bytes announced")
+            }
+            count += 1
+            withUnsafeBytes(of: UInt32(count).bigEndian) { body.replaceSubrange(countOffset..<countOffset + 4, with: $0) }
+        }
     }
 
     // MARK: Change-feed page
@@ -147,8 +190,8 @@ extension BinaryRecords {
         /// decoder on the other side would otherwise report as a malformed body.
         mutating func sealed(nonce: Data, ciphertext: Data, tag: Data) {
             precondition(nonce.count == nonceBytes && tag.count == tagBytes, "a sealed record has a 12-byte nonce and a 16-byte tag")
+            u32(sealedOverhead + ciphertext.count)
             data.append(nonce)
-            u32(ciphertext.count)
             data.append(ciphertext)
             data.append(tag)
         }
@@ -217,9 +260,15 @@ extension BinaryRecords {
         }
 
         mutating func sealed() throws -> (nonce: Data, ciphertext: Data, tag: Data) {
-            let nonce = try take(nonceBytes)
             let length = try u32()
-            let ciphertext = try take(length)
+            guard length >= sealedOverhead else {
+                throw FormatError(description: "a sealed record of \(length) byte(s) is shorter than its nonce and tag")
+            }
+            guard length <= remaining else {
+                throw FormatError(description: "the body ends early (\(length) byte(s) expected, \(remaining) left)")
+            }
+            let nonce = try take(nonceBytes)
+            let ciphertext = try take(length - sealedOverhead)
             return (nonce, ciphertext, try take(tagBytes))
         }
 
