@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Rescind in release mode and runs the benchmarks against the local stack.
 #
-#   scripts/bench.sh                      the full run of BENCHMARKS.md (about 15 minutes)
+#   scripts/bench.sh                      the full run of BENCHMARKS.md (~3.5 minutes after the build)
 #   scripts/bench.sh --quick              small sizes: checks the instrument in ~2 minutes
 #   scripts/bench.sh --sections crypto    any rescind-bench option (see --help)
 #
