@@ -14,19 +14,28 @@ import Testing
 struct LongRotationTests {
     static let recordCount = 2_500
 
-    @Test("a 2,500-record family member syncs and rotates page by page; nothing stays staged")
-    func pagesAreStagedAndSwapped() async throws {
+    /// A family member of `recordCount` records shared with two users, one of whom has an
+    /// agent that has synced it (three pages: staged, not held in memory).
+    static func withSyncedAgent(
+        _ body: (GrantServiceHarness, UserSession, UserSession, UUID, [UUID: [UInt8]], DeviceAgent) async throws -> Void
+    ) async throws {
         try await GrantServiceHarness.with { service in
             let (owner, kept, other) = (try await service.user("Adult A"), try await service.user("Adult B"), try await service.user("Adult C"))
             let (id, fmk) = try await owner.createFamilyMember()
-            let plaintexts = try await service.seedRecords(id, count: Self.recordCount, plaintextBytes: 64, fmk: fmk)
+            let plaintexts = try await service.seedRecords(id, count: recordCount, plaintextBytes: 64, fmk: fmk)
             try await owner.grant(id, to: kept.keys.userID)
             try await owner.grant(id, to: other.keys.userID)
             let device = try await AgentTestKit.enrol(kept, on: service, name: "kept")
             defer { device.directory.remove() }
             let agent = try await device.open()
-
             try await agent.selfHeal()
+            try await body(service, owner, other, id, plaintexts, agent)
+        }
+    }
+
+    @Test("a 2,500-record family member syncs and rotates page by page; nothing stays staged")
+    func pagesAreStagedAndSwapped() async throws {
+        try await Self.withSyncedAgent { _, owner, other, id, plaintexts, agent in
             #expect(try await agent.plaintexts(of: id) == plaintexts)
             #expect(try await agent.engine.store.incomingCount() == 0)
 
@@ -44,17 +53,7 @@ struct LongRotationTests {
 
     @Test("a record that fails to verify on a later page refuses the rotation: the old cache stays, nothing stays staged")
     func aTamperedLaterPageFailsClosed() async throws {
-        try await GrantServiceHarness.with { service in
-            let (owner, kept, other) = (try await service.user("Adult A"), try await service.user("Adult B"), try await service.user("Adult C"))
-            let (id, fmk) = try await owner.createFamilyMember()
-            let plaintexts = try await service.seedRecords(id, count: Self.recordCount, plaintextBytes: 64, fmk: fmk)
-            try await owner.grant(id, to: kept.keys.userID)
-            try await owner.grant(id, to: other.keys.userID)
-            let device = try await AgentTestKit.enrol(kept, on: service, name: "kept")
-            defer { device.directory.remove() }
-            let agent = try await device.open()
-            try await agent.selfHeal()
-
+        try await Self.withSyncedAgent { service, owner, other, id, plaintexts, agent in
             _ = try await owner.revoke(id, user: other.keys.userID)
             // The last record of the feed (on its last page) no longer authenticates.
             try await service.withConnection { connection in

@@ -11,12 +11,7 @@ enum BinaryRecordsCoding {
         guard request.headers[.contentType]?.hasPrefix(BinaryRecords.mediaType) == true else {
             return try await request.decode(as: UploadBatchRequest.self, context: context)
         }
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch {
-            throw APIError.payloadTooLarge(limit: context.maxUploadSize)
-        }
+        let body = try await request.collectBody(context: context)
         do {
             return try BinaryRecords.decodeUploadBatch(Data(buffer: body, byteTransferStrategy: .noCopy))
         } catch let error as BinaryRecords.FormatError {

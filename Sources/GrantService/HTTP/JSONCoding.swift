@@ -7,16 +7,22 @@ import RescindServiceSupport
 /// decoding failure to a 400 (or 413) with a message that names the problem.
 struct JSONRequestDecoder: RequestDecoder {
     func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch {
-            throw APIError.payloadTooLarge(limit: context.maxUploadSize)
-        }
+        let buffer = try await request.collectBody(context: context)
         do {
             return try CanonicalJSON.decoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
             throw APIError.badRequest("malformed JSON body: \(error.shortDescription)")
+        }
+    }
+}
+
+extension Request {
+    /// The whole body; 413 beyond the route's limit (`context.maxUploadSize`).
+    func collectBody(context: some RequestContext) async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: context.maxUploadSize)
+        } catch {
+            throw APIError.payloadTooLarge(limit: context.maxUploadSize)
         }
     }
 }
