@@ -87,9 +87,7 @@ struct FamilyMemberFetcher: Sendable {
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         let download = UUID()
         do {
-            let result = try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store)
-            if case .inMemory = result.0 { try await store.clearIncoming(download: download) }
-            return result
+            return try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store)
         } catch {
             // Nothing unverified or half-downloaded stays behind.
             try? await store.clearIncoming(download: download)
@@ -101,33 +99,34 @@ struct FamilyMemberFetcher: Sendable {
         _ familyMemberID: UUID, version: Int, fmk: SecretKey, as download: UUID, into store: AgentStore
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         var cursor: Int64 = 0
+        var staged = false
         // The ids kept so far (16 bytes each, not the records): what the staged rows must add up to.
-        var kept: Set<UUID>?
+        var kept: Set<UUID> = []
         while true {
             let page = try await GrantServiceCall.run {
                 try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
             }
             guard page.currentFMKVersion == version, page.records.allSatisfy({ $0.fmkVersion == version }) else {
-                try await store.clearIncoming(download: download)
+                if staged { try await store.clearIncoming(download: download) }
                 return (.inMemory([]), 0, true)
             }
             try Self.verify(page.records, fmk: fmk)
             cursor = page.nextCursor
-            if kept == nil, !page.hasMore {
+            if !staged, !page.hasMore {
+                // One page: nothing to stage.
                 let deleted = Set(page.deletedRecordIDs)
                 return (.inMemory(page.records.filter { !deleted.contains($0.recordID) }), cursor, false)
             }
             try await store.stageIncoming(download: download, records: page.records, deleted: page.deletedRecordIDs, atRest: atRest)
-            kept = kept ?? []
-            kept!.formUnion(page.records.map(\.recordID))
-            kept!.subtract(page.deletedRecordIDs)
+            staged = true
+            kept.formUnion(page.records.map(\.recordID))
+            kept.subtract(page.deletedRecordIDs)
             if !page.hasMore { break }
         }
-        let count = kept?.count ?? 0
-        guard try await store.incomingCount(download: download) == count else {
+        guard try await store.incomingCount(download: download) == kept.count else {
             throw AgentError(.downloadDisturbed, "staged records went missing during the download; it is done again")
         }
-        return (.staged(download: download, count: count), cursor, false)
+        return (.staged(download: download, count: kept.count), cursor, false)
     }
 
     /// Every record opens under `fmk` (the plaintext is dropped at once).
