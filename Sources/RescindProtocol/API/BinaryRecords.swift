@@ -102,7 +102,10 @@ public enum BinaryRecords {
                 throw FormatError(description: "a sealed record was not the \(sealedByteCount) bytes announced")
             }
             count += 1
-            withUnsafeBytes(of: UInt32(count).bigEndian) { body.replaceSubrange(countOffset..<countOffset + 4, with: $0) }
+            // Four stores in place (the record count at the head of the body).
+            withUnsafeBytes(of: UInt32(count).bigEndian) { bytes in
+                for index in 0..<4 { body[countOffset + index] = bytes[index] }
+            }
         }
     }
 
