@@ -99,16 +99,22 @@ import Testing
         }
     }
 
+    /// Adult A begins revoking Adult C from Emma and re-encrypts her records: what the upload tests send.
+    static func uploadTarget(
+        _ home: Household
+    ) async throws -> (revocation: RevocationResponse, records: [StagedRecord], token: String, path: String) {
+        let revocation = try await home.adultA.client.beginRevocation(
+            home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
+        let (records, _, _) = try await home.adultA.reencrypt(revocation)
+        return (revocation, records, try await home.adultA.token(), "v1/revocations/\(revocation.revocationID)/records")
+    }
+
     /// Upload batches in the binary record form: the same rules as JSON, checked the same way.
     @Test func uploadBinaryBatches() async throws {
         try await GrantServiceHarness.with { service in
             let home = try await Household.make(service, records: 3)
-            let revocation = try await home.adultA.client.beginRevocation(
-                home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
-            let (records, _, _) = try await home.adultA.reencrypt(revocation)
+            let (revocation, records, token, path) = try await Self.uploadTarget(home)
             let http = service.http
-            let token = try await home.adultA.token()
-            let path = "v1/revocations/\(revocation.revocationID)/records"
             func send(_ body: Data) async throws -> RawHTTP.Answer {
                 try await http.send("PUT", path, token: token, body: body, contentType: BinaryRecords.mediaType)
             }
@@ -140,12 +146,8 @@ import Testing
             let home = try await Household.make(service, records: 3)
             let (liam, liamFMK) = try await home.adultA.createFamilyMember()
             let liamRecord = try await home.adultA.putRecord(liam, plaintext: Array("liam".utf8), fmk: liamFMK, version: 1)
-            let revocation = try await home.adultA.client.beginRevocation(
-                home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
-            let (records, _, _) = try await home.adultA.reencrypt(revocation)
+            let (revocation, records, token, path) = try await Self.uploadTarget(home)
             let http = service.http
-            let token = try await home.adultA.token()
-            let path = "v1/revocations/\(revocation.revocationID)/records"
             func batch(_ records: [StagedRecord]) -> UploadBatchRequest { UploadBatchRequest(records: records) }
 
             let first = try await http.send("PUT", path, token: token, json: batch(Array(records.prefix(2))))

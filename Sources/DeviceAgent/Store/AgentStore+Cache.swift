@@ -88,9 +88,7 @@ extension AgentStore {
 
     private static func rotate(_ result: RotationResult, from state: FamilyMemberState?, in db: Database) throws -> ChangeEffect {
         if let state, state.status == .active, state.fmkVersion >= result.fmkVersion {
-            if case .staged(let download, _) = result.records {
-                try db.execute(sql: "DELETE FROM incoming_records WHERE download_id = ?", arguments: [download.text])
-            }
+            if case .staged(let download, _) = result.records { try clearIncoming(download: download, in: db) }
             return ChangeEffect(changed: false, recordsProcessed: 0, fmkVersion: state.fmkVersion)
         }
         if let state, result.fmkVersion < state.versionFloor {

@@ -30,14 +30,16 @@ extension AgentStore {
 
     /// Drops what one download staged (it failed, raced or was not needed).
     func clearIncoming(download: UUID) async throws {
-        _ = try await write { db in
-            try db.execute(sql: "DELETE FROM incoming_records WHERE download_id = ?", arguments: [download.text])
-        }
+        _ = try await write { db in try Self.clearIncoming(download: download, in: db) }
     }
 
     /// Drops every staged row: what downloads interrupted by a crash left behind.
     func clearAllIncoming() async throws {
         _ = try await write { db in try db.execute(sql: "DELETE FROM incoming_records") }
+    }
+
+    static func clearIncoming(download: UUID, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM incoming_records WHERE download_id = ?", arguments: [download.text])
     }
 
     /// Every download of a family member (an erasure leaves nothing of it anywhere).
@@ -59,7 +61,7 @@ extension AgentStore {
                 """,
             arguments: [download.text, familyMemberID.text])
         let moved = db.changesCount
-        try db.execute(sql: "DELETE FROM incoming_records WHERE download_id = ?", arguments: [download.text])
+        try clearIncoming(download: download, in: db)
         guard moved == count else {
             throw AgentError(
                 .downloadDisturbed, "\(moved) of \(count) downloaded records were still staged; the rotation is done again")
