@@ -37,7 +37,9 @@ public enum RecordCipher {
         }
         let boxes = try await AESGCM.reseal(requests, from: oldKey, to: newKey)
         return zip(records, boxes).map { record, box in
-            StagedRecord(recordID: record.recordID, nonce: Data(box.nonce), ciphertext: Data(box.ciphertext), tag: Data(box.tag))
+            StagedRecord(
+                recordID: record.recordID, sourceChangeSeq: record.changeSeq, nonce: Data(box.nonce),
+                ciphertext: Data(box.ciphertext), tag: Data(box.tag))
         }
     }
 
@@ -68,14 +70,16 @@ public enum RecordCipher {
     ) throws -> BinaryRecords.UploadBatchWriter {
         let resealer = AESGCMResealer(from: oldKey, to: newKey)
         var writer = BinaryRecords.UploadBatchWriter(
-            capacity: records.reduce(0) { $0 + 48 + $1.ciphertext.count })
+            capacity: records.reduce(0) { $0 + BinaryRecords.uploadOverhead + $1.ciphertext.count })
         var combined: [UInt8] = []
         for record in records {
             combined.removeAll(keepingCapacity: true)
             combined += record.nonce
             combined += record.ciphertext
             combined += record.tag
-            try writer.append(recordID: record.recordID, sealedByteCount: combined.count) { body in
+            try writer.append(
+                recordID: record.recordID, sourceChangeSeq: record.changeSeq, sealedByteCount: combined.count
+            ) { body in
                 try resealer.reseal(
                     combined: combined,
                     oldAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: UInt32(record.fmkVersion)),

@@ -5,12 +5,16 @@ import RescindProtocol
 /// How far a revocation has come, for progress bars.
 public struct RevocationProgress: Sendable, Equatable {
     public enum Phase: String, Sendable {
-        case downloading, reencrypting, uploading, committing, committed
+        /// `catchingUp`: records were edited or created while the revocation ran; they are
+        /// re-encrypted from their new content before the commit is tried again.
+        case downloading, reencrypting, uploading, committing, catchingUp, committed
     }
 
     public var phase: Phase
     public var recordsDone: Int
     public var recordsTotal: Int
+    /// Commits refused because records changed meanwhile (`catchingUp` rounds so far).
+    public var catchUps: Int = 0
 }
 
 extension UserSession {
@@ -43,9 +47,11 @@ extension UserSession {
     }
 
     /// Re-encrypts, uploads and commits a begun revocation; abandons it on failure.
-    /// - Throws: `GrantServiceError` 409 `version_conflict` when the family member moved on
-    ///   since the revocation began (another revocation committed, or records were deleted),
-    ///   found before anything is decrypted: begin again from the current version.
+    /// - Throws: `GrantServiceError` 409 `version_conflict` when another revocation committed
+    ///   since this one began, found before anything is decrypted: begin again from the current
+    ///   version. Records edited, created or deleted meanwhile by people who keep access are not
+    ///   an error: the commit refuses to overwrite an edit (409 `records_changed`), and this
+    ///   re-encrypts the changed records and commits again, up to `maximumCatchUps` times.
     public func complete(
         _ revocation: RevocationResponse, uploadBatchSize: Int, progress: @Sendable (RevocationProgress) -> Void
     ) async throws -> RevocationCommitted {
@@ -57,24 +63,23 @@ extension UserSession {
     /// check. Tests commit one there to make that race deterministic.
     func complete(
         _ revocation: RevocationResponse, uploadBatchSize: Int, progress: @Sendable (RevocationProgress) -> Void,
-        afterFetchingKey: () async throws -> Void
+        afterFetchingKey: () async throws -> Void, beforeCommit: (Int) async throws -> Void = { _ in }
     ) async throws -> RevocationCommitted {
         let started = ContinuousClock.now
         do {
-            let total = revocation.recordIDs.count
-            progress(RevocationProgress(phase: .downloading, recordsDone: 0, recordsTotal: total))
+            progress(RevocationProgress(phase: .downloading, recordsDone: 0, recordsTotal: revocation.recordIDs.count))
             let (oldFMK, version) = try await currentFMK(revocation.familyMemberID)
             guard version == revocation.fromFMKVersion else {
                 throw Self.versionConflict("the FMK changed since the revocation began")
             }
             try await afterFetchingKey()
-            let records = try await recordsToReencrypt(revocation)
+            var (records, cursor) = try await recordsToReencrypt(revocation, since: 0)
+            let total = records.count
 
             let newFMK = SecretKey()
             progress(RevocationProgress(phase: .reencrypting, recordsDone: 0, recordsTotal: total))
-            let batches = try await RecordCipher.resealIntoBatches(
+            var batches = try await RecordCipher.resealIntoBatches(
                 records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion, batchSize: uploadBatchSize)
-
             progress(RevocationProgress(phase: .uploading, recordsDone: 0, recordsTotal: total))
             let uploaded = try await upload(batches, of: revocation) { uploaded in
                 progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
@@ -83,20 +88,43 @@ extension UserSession {
             let grants = try revocation.remainingGrantees.map { grantee in
                 try newGrant(newFMK, for: grantee, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
             }
-            progress(RevocationProgress(phase: .committing, recordsDone: uploaded, recordsTotal: total))
-            let elapsed = ContinuousClock.now - started
-            let committed = try await client.commitRevocation(
-                revocation.revocationID,
-                CommitRevocationRequest(
-                    newFMKVersion: revocation.newFMKVersion, grants: grants,
-                    clientDurationMs: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)))
-            progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total))
-            return committed
+            var catchUps = 0
+            while true {
+                progress(RevocationProgress(phase: .committing, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
+                try await beforeCommit(catchUps)
+                let elapsed = ContinuousClock.now - started
+                do {
+                    let committed = try await client.commitRevocation(
+                        revocation.revocationID,
+                        CommitRevocationRequest(
+                            newFMKVersion: revocation.newFMKVersion, grants: grants,
+                            clientDurationMs: Int(elapsed.components.seconds * 1000
+                                + elapsed.components.attoseconds / 1_000_000_000_000_000)))
+                    progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
+                    return committed
+                } catch let error as GrantServiceError where error.code == "records_changed" && catchUps < Self.maximumCatchUps {
+                    // Someone who keeps access edited or added records while this revocation ran: the
+                    // service refused to overwrite them. Re-encrypt them as they are now and try again.
+                    catchUps += 1
+                    (records, cursor) = try await recordsToReencrypt(revocation, since: cursor)
+                    progress(RevocationProgress(phase: .catchingUp, recordsDone: 0, recordsTotal: records.count, catchUps: catchUps))
+                    batches = try await RecordCipher.resealIntoBatches(
+                        records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion, batchSize: uploadBatchSize)
+                    _ = try await upload(batches, of: revocation) { done in
+                        progress(RevocationProgress(phase: .catchingUp, recordsDone: done, recordsTotal: records.count, catchUps: catchUps))
+                    }
+                }
+            }
         } catch {
             try? await client.abandonRevocation(revocation.revocationID)
             throw error
         }
     }
+
+    /// How many times a commit refused for records changed meanwhile is retried after
+    /// re-encrypting them. Only users who keep access can still write (the revoked user's
+    /// writes end when the revocation begins), so this bounds a busy family, not an attacker.
+    public static let maximumCatchUps = 8
 
     /// Batches in flight at once: while the service writes one, the next is on its way
     /// (one at a time left the database, the network and this client each idle in turn).
@@ -127,24 +155,22 @@ extension UserSession {
         }
     }
 
-    /// The records a revocation re-encrypts, downloaded after its FMK was fetched and checked.
-    /// A revocation that commits in between moves every record to a newer FMK version, and a
-    /// deletion takes one away: both are found here, before anything is decrypted, and
-    /// reported as the service's own 409 (re-encrypting would only fail authentication, which
-    /// says nothing about why, or stage a record set the revocation did not begin with).
-    func recordsToReencrypt(_ revocation: RevocationResponse) async throws -> [RecordResponse] {
+    /// The records a revocation re-encrypts as they are now — all of them from cursor 0, or
+    /// those changed since an earlier download — and the cursor after them. Downloaded after
+    /// the FMK was fetched and checked: a revocation that commits in between moves every record
+    /// to a newer FMK version, found here before anything is decrypted and reported as the
+    /// service's own 409 (re-encrypting would only fail authentication, which says nothing
+    /// about why). Records created or deleted since the revocation began need nothing special:
+    /// every live record is re-encrypted, and the commit does not bring back a deleted one.
+    func recordsToReencrypt(
+        _ revocation: RevocationResponse, since cursor: Int64
+    ) async throws -> (records: [RecordResponse], cursor: Int64) {
         let version = revocation.fromFMKVersion
-        let current = try await allRecords(revocation.familyMemberID, pageSize: 1000) { page in
+        return try await changes(revocation.familyMemberID, since: cursor, pageSize: 1000) { page in
             guard page.currentFMKVersion == version, page.records.allSatisfy({ $0.fmkVersion == version }) else {
                 throw Self.versionConflict("the FMK changed while the records were downloaded")
             }
         }
-        let expected = Set(revocation.recordIDs)
-        let records = current.filter { expected.contains($0.recordID) }
-        guard records.count == expected.count else {
-            throw Self.versionConflict("\(expected.count - records.count) record(s) were deleted since the revocation began")
-        }
-        return records
     }
 
     /// The answer the service gives when the family member moved on: refresh and begin again.

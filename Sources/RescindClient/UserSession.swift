@@ -115,8 +115,16 @@ public struct UserSession: Sendable {
     func allRecords(
         _ familyMemberID: UUID, pageSize: Int, checking check: (RecordPage) throws -> Void
     ) async throws -> [RecordResponse] {
+        try await changes(familyMemberID, since: 0, pageSize: pageSize, checking: check).records
+    }
+
+    /// The records changed after `cursor` as they are now (deleted ones left out), oldest
+    /// change first, and the cursor after the last change read.
+    func changes(
+        _ familyMemberID: UUID, since cursor: Int64, pageSize: Int, checking check: (RecordPage) throws -> Void
+    ) async throws -> (records: [RecordResponse], cursor: Int64) {
         var records: [UUID: RecordResponse] = [:]
-        var cursor: Int64 = 0
+        var cursor = cursor
         while true {
             let page = try await client.changes(familyMemberID, since: cursor, limit: pageSize)
             try check(page)
@@ -125,7 +133,7 @@ public struct UserSession: Sendable {
             cursor = page.nextCursor
             if !page.hasMore { break }
         }
-        return records.values.sorted { $0.changeSeq < $1.changeSeq }
+        return (records.values.sorted { $0.changeSeq < $1.changeSeq }, cursor)
     }
 
     /// Decrypts every current record.

@@ -39,23 +39,21 @@ import Testing
         }
     }
 
-    @Test func aRecordDeletedAfterTheRevocationBeganIsAVersionConflict() async throws {
+    /// A grantee who keeps access deletes a record while the owner's client re-encrypts: the
+    /// deletion stands (the commit does not bring the record back) and the revocation commits.
+    @Test func aRecordDeletedAfterTheRevocationBeganStaysDeleted() async throws {
         try await GrantServiceHarness.with { service in
             let home = try await Household.make(service, records: 4)
             let revocation = try await home.adultA.client.beginRevocation(
                 home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
 
-            let progress = ProgressLog()
-            let error = await #expect(throws: GrantServiceError.self) {
-                try await home.adultA.complete(revocation, uploadBatchSize: 500, progress: { progress.append($0) }) {
-                    try await home.adultB.client.deleteRecord(home.emma, home.recordIDs[0])
-                }
+            let committed = try await home.adultA.complete(revocation, uploadBatchSize: 500, progress: { _ in }) {
+                try await home.adultB.client.deleteRecord(home.emma, home.recordIDs[0])
             }
-            #expect(error?.status == 409 && error?.code == "version_conflict", "\(String(describing: error))")
-            #expect(progress.phases == [.downloading])
-            #expect(try await service.count("SELECT count(*) FROM revocation_stagings") == 0)
-            #expect(try await home.adultA.client.fmkVersion(home.emma).currentFMKVersion == 1)
-            #expect(try await home.adultC.readRecords(home.emma).count == 3, "C still has access")
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 3)
+            let remaining = try await home.adultB.readRecords(home.emma)
+            #expect(Set(remaining.keys) == Set(home.recordIDs.dropFirst()))
+            await expectFailure(403, "access_revoked") { try await home.adultC.client.wrappedKey(home.emma) }
         }
     }
 }

@@ -133,7 +133,9 @@ import Testing
             expectError(try await send(binary([records[0], records[0]])), 400, "bad_request")
             // Binary bytes labelled as JSON are malformed JSON.
             expectError(try await http.send("PUT", path, token: token, body: whole), 400, "bad_request")
-            let unknown = StagedRecord(recordID: UUID(), nonce: records[0].nonce, ciphertext: records[0].ciphertext, tag: records[0].tag)
+            let unknown = StagedRecord(
+                recordID: UUID(), sourceChangeSeq: 1, nonce: records[0].nonce, ciphertext: records[0].ciphertext,
+                tag: records[0].tag)
             expectError(try await send(binary([records[1], unknown])), 422, "unknown_records")
             // A refused batch changes nothing: the counts still say 3 of 3.
             let last = try await home.adultA.client.uploadRevocationBatch(revocation.revocationID, [records[2]])
@@ -161,9 +163,13 @@ import Testing
             var badNonce = records[0]
             badNonce.nonce = Data(count: 8)
             expectError(try await http.send("PUT", path, token: token, json: batch([badNonce])), 400, "bad_request")
-            let unknown = StagedRecord(recordID: UUID(), nonce: records[0].nonce, ciphertext: records[0].ciphertext, tag: records[0].tag)
+            let unknown = StagedRecord(
+                recordID: UUID(), sourceChangeSeq: 1, nonce: records[0].nonce, ciphertext: records[0].ciphertext,
+                tag: records[0].tag)
             expectError(try await http.send("PUT", path, token: token, json: batch([records[1], unknown])), 422, "unknown_records")
-            let liams = StagedRecord(recordID: liamRecord, nonce: records[0].nonce, ciphertext: records[0].ciphertext, tag: records[0].tag)
+            let liams = StagedRecord(
+                recordID: liamRecord, sourceChangeSeq: 1, nonce: records[0].nonce, ciphertext: records[0].ciphertext,
+                tag: records[0].tag)
             expectError(try await http.send("PUT", path, token: token, json: batch([liams])), 422, "unknown_records")
             let tooMany = (0...5000).map { _ in unknown }
             expectError(try await http.send("PUT", path, token: token, json: batch(tooMany)), 413, "payload_too_large")

@@ -6,7 +6,7 @@ import Testing
 @Suite struct BinaryRecordsTests {
     static func staged(_ ciphertextBytes: Int, seed: UInt8) -> StagedRecord {
         StagedRecord(
-            recordID: UUID(), nonce: Data(repeating: seed, count: 12),
+            recordID: UUID(), sourceChangeSeq: Int64(seed) * 1_000_003, nonce: Data(repeating: seed, count: 12),
             ciphertext: Data((0..<ciphertextBytes).map { UInt8(truncatingIfNeeded: $0 &+ Int(seed)) }),
             tag: Data(repeating: seed &+ 1, count: 16))
     }
@@ -40,10 +40,18 @@ import Testing
         #expect(try BinaryRecords.decodePage(BinaryRecords.encode(empty), familyMemberID: UUID()) == empty)
     }
 
-    /// The framing costs a fixed 48 bytes per staged record: no base64, no field names.
+    /// The framing costs a fixed 56 bytes per staged record: no base64, no field names.
     @Test func theBodyIsTheRecordBytesPlusFixedFraming() {
         let batch = UploadBatchRequest(records: (0..<10).map { Self.staged(2048, seed: UInt8($0)) })
-        #expect(BinaryRecords.encode(batch).count == 10 + 10 * (48 + 2048))
+        #expect(BinaryRecords.uploadOverhead == 56)
+        #expect(BinaryRecords.encode(batch).count == 10 + 10 * (56 + 2048))
+    }
+
+    /// A negative source change seq cannot come from the service's change feed: refused.
+    @Test func aNegativeSourceChangeSeqIsRefused() throws {
+        var body = BinaryRecords.encode(UploadBatchRequest(records: [Self.staged(8, seed: 2)]))
+        body[body.startIndex + 10 + 16] = 0x80
+        #expect(throws: BinaryRecords.FormatError.self) { try BinaryRecords.decodeUploadBatch(body) }
     }
 
     @Test func everyTruncationFailsClosed() throws {
@@ -68,22 +76,25 @@ import Testing
         }
         refused(upload + [0])
         refused(Data("{\"records\":[]}".utf8))
-        var wrongVersion = upload
-        wrongVersion[4] = 2
-        refused(wrongVersion)
+        // Version 1 (no source change seqs) and unknown versions.
+        for version: UInt8 in [1, 3] {
+            var wrongVersion = upload
+            wrongVersion[4] = version
+            refused(wrongVersion)
+        }
         // A page is not an upload batch, and the other way round.
         refused(BinaryRecords.encode(Self.page))
         #expect(throws: BinaryRecords.FormatError.self) {
             try BinaryRecords.decodePage(upload, familyMemberID: Self.familyMemberID)
         }
         // 4 billion records announced in a 10-byte body: refused before anything is reserved.
-        refused(Data("RREC".utf8) + [1, 1, 0xFF, 0xFF, 0xFF, 0xFF])
+        refused(Data("RREC".utf8) + [2, 1, 0xFF, 0xFF, 0xFF, 0xFF])
         // A sealed length running past the end, or too short for a nonce and a tag.
         var longCiphertext = upload
-        longCiphertext.replaceSubrange(26..<30, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        longCiphertext.replaceSubrange(34..<38, with: [0x7F, 0xFF, 0xFF, 0xFF])
         refused(longCiphertext)
         var shortSealed = upload
-        shortSealed.replaceSubrange(26..<30, with: [0, 0, 0, 27])
+        shortSealed.replaceSubrange(34..<38, with: [0, 0, 0, 27])
         refused(shortSealed)
         var badFlag = BinaryRecords.encode(Self.page)
         badFlag[14] = 2
@@ -104,7 +115,9 @@ import Testing
         let records = (0..<3).map { Self.staged(100 + $0, seed: UInt8($0)) }
         var writer = BinaryRecords.UploadBatchWriter()
         for record in records {
-            try writer.append(recordID: record.recordID, sealedByteCount: 28 + record.ciphertext.count) { body in
+            try writer.append(
+                recordID: record.recordID, sourceChangeSeq: record.sourceChangeSeq, sealedByteCount: 28 + record.ciphertext.count
+            ) { body in
                 body += record.nonce
                 body += record.ciphertext
                 body += record.tag
@@ -115,7 +128,7 @@ import Testing
         // A sealing step that appends the wrong number of bytes is refused and leaves the body as it was.
         let before = writer.body
         #expect(throws: BinaryRecords.FormatError.self) {
-            try writer.append(recordID: UUID(), sealedByteCount: 40) { $0 += [1, 2, 3] }
+            try writer.append(recordID: UUID(), sourceChangeSeq: 1, sealedByteCount: 40) { $0 += [1, 2, 3] }
         }
         #expect(writer.body == before && writer.count == 3)
     }

@@ -5,6 +5,8 @@ import RescindServiceSupport
 extension APIError {
     static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
     static let accessRevoked = APIError(.forbidden, "access_revoked", "your access to this family member was revoked")
+    static let revocationPending = APIError(
+        .forbidden, "revocation_pending", "your access to this family member is being revoked; records are read-only")
     static func versionConflict(current: Int) -> APIError {
         APIError(.conflict, "version_conflict", "the family member is at FMK version \(current); refresh and retry")
     }

@@ -14,6 +14,8 @@ struct FamilyMemberAccess: Sendable {
     }
 
     let familyMemberID: UUID
+    /// Whose access this is.
+    let userID: UUID
     let ownerUserID: UUID
     let currentFMKVersion: Int
     let createdAt: Date
@@ -45,7 +47,7 @@ struct FamilyMemberAccess: Sendable {
         case nil: .none
         }
         return FamilyMemberAccess(
-            familyMemberID: familyMemberID, ownerUserID: owner, currentFMKVersion: version,
+            familyMemberID: familyMemberID, userID: userID, ownerUserID: owner, currentFMKVersion: version,
             createdAt: createdAt, standing: standing, isOwner: owner == userID)
     }
 
@@ -56,6 +58,22 @@ struct FamilyMemberAccess: Sendable {
         case .revoked: throw APIError.accessRevoked
         case .none: throw APIError.forbidden("you have no access to this family member")
         }
+    }
+
+    /// Writing records needs an active grant that no revocation has begun to end: the user
+    /// being revoked cannot add, change or delete records between `begin` and `commit`, so
+    /// they cannot delay or block their own revocation. Needs the row lock (`load(lock: true)`),
+    /// which `begin` also takes, so a write and a begin never interleave.
+    func requireWriteAccess(on connection: PostgresConnection) async throws {
+        try requireActiveGrant()
+        let pending = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM revocation_stagings
+                           WHERE family_member_id = \(familyMemberID) AND revoked_user_id = \(userID)
+                             AND expires_at > now())
+            """
+        ).first!.decode(Bool.self, column: 0)
+        if pending { throw APIError.revocationPending }
     }
 
     /// Granting, revoking and transferring are the owner's alone.

@@ -13,7 +13,7 @@ struct RecordStore: Sendable {
         try Self.validate(nonce: request.nonce, tag: request.tag)
         return try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, lock: true, on: connection)
-            try access.requireActiveGrant()
+            try await access.requireWriteAccess(on: connection)
             guard request.fmkVersion == access.currentFMKVersion else {
                 throw APIError.versionConflict(current: access.currentFMKVersion)
             }
@@ -60,14 +60,14 @@ struct RecordStore: Sendable {
     func delete(_ familyMemberID: UUID, _ recordID: UUID, by userID: UUID) async throws {
         try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, lock: true, on: connection)
-            try access.requireActiveGrant()
+            try await access.requireWriteAccess(on: connection)
             let deleted = try await connection.execute(
                 "DELETE FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)")
             guard deleted == 1 else { throw APIError.notFound("record") }
             try await connection.execute(
                 """
                 INSERT INTO record_tombstones (record_id, family_member_id) VALUES (\(recordID), \(familyMemberID))
-                ON CONFLICT (record_id) DO UPDATE SET change_seq = nextval('record_change_seq'), deleted_at = now()
+                ON CONFLICT (family_member_id, record_id) DO UPDATE SET change_seq = nextval('record_change_seq'), deleted_at = now()
                 """)
         }
     }

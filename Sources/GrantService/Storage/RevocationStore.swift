@@ -64,12 +64,16 @@ struct RevocationStore: Sendable {
             "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
         ).map { try $0.decode(UUID.self, column: 0) }
         let revocationID = UUID()
+        // The family member's last change so far: a record above it at commit time was
+        // written after this revocation began (the row lock serialises every writer).
         let expiresAt = try await connection.query(
             """
             INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
-                                             from_fmk_version, reason, expected_count, expires_at)
+                                             from_fmk_version, reason, expected_count, begin_change_seq, expires_at)
             VALUES (\(revocationID), \(access.familyMemberID), \(revokedUserID), \(owner), \(access.currentFMKVersion),
-                    \(reason), \(recordIDs.count), now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
+                    \(reason), \(recordIDs.count),
+                    (SELECT coalesce(max(change_seq), 0) FROM records WHERE family_member_id = \(access.familyMemberID)),
+                    now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
             RETURNING expires_at
             """
         ).first!.decode(Date.self, column: 0)
@@ -107,11 +111,15 @@ struct RevocationStore: Sendable {
             let ids = PostgresArray(request.records.map(\.recordID))
             // A record uploaded again replaces its earlier upload: delete first, then COPY straight
             // into the staging table (no temporary table, no INSERT … ON CONFLICT).
+            // A record deleted since it was downloaded is still this family member's (its
+            // tombstone says so): staging it is harmless, the commit does not bring it back.
             let (owned, replaced) = try await connection.query(
                 """
                 WITH replaced AS (
                     DELETE FROM staged_records WHERE staging_id = \(revocationID) AND record_id = ANY(\(ids)) RETURNING 1)
-                SELECT (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids))),
+                SELECT (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids)))
+                     + (SELECT count(*) FROM record_tombstones
+                        WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids))),
                        (SELECT count(*) FROM replaced)
                 """
             ).first!.decode(Int.self, Int.self)
@@ -120,10 +128,12 @@ struct RevocationStore: Sendable {
                     "unknown_records", "\(request.records.count - owned) record(s) in the batch are not this family member's")
             }
             try await connection.copyFrom(
-                table: "staged_records", columns: ["staging_id", "record_id", "nonce", "ciphertext", "tag"]
+                table: "staged_records",
+                columns: ["staging_id", "record_id", "source_change_seq", "nonce", "ciphertext", "tag"]
             ) { writer in
                 for record in request.records {
-                    try writer.append(revocationID, record.recordID, record.nonce, record.ciphertext, record.tag)
+                    try writer.append(
+                        revocationID, record.recordID, record.sourceChangeSeq, record.nonce, record.ciphertext, record.tag)
                 }
             }
             let (totalStaged, totalExpected) = try await connection.query(
@@ -156,15 +166,13 @@ struct RevocationStore: Sendable {
             }
             try await checkGrants(request.grants, staging: staging, owner: owner, on: connection)
 
-            let recordCount = try await connection.query(
-                "SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID)"
-            ).first!.decode(Int.self, column: 0)
             // Never a nested loop here: with statistics taken when the family member (or the
             // staging table) was nearly empty, PostgreSQL estimates one row on each side and
             // loops over every staged record for every record — 10,000² comparisons, minutes of
             // CPU inside this transaction (seen in the benchmark). Without it the plan is a
             // merge join over the two indexes, linear in the record count.
             try await connection.execute("SET LOCAL enable_nestloop = off")
+            let recordCount = try await checkNoEditIsLost(revocationID, staging, on: connection)
             let swapped = try await connection.execute(
                 """
                 UPDATE records r
@@ -172,7 +180,7 @@ struct RevocationStore: Sendable {
                     change_seq = nextval('record_change_seq'), updated_at = now()
                 FROM staged_records s
                 WHERE s.staging_id = \(revocationID) AND r.record_id = s.record_id
-                  AND r.family_member_id = \(staging.familyMemberID)
+                  AND r.family_member_id = \(staging.familyMemberID) AND r.change_seq = s.source_change_seq
                 """)
             try await connection.execute("SET LOCAL enable_nestloop = on")
             guard swapped == recordCount else {
@@ -234,6 +242,43 @@ struct RevocationStore: Sendable {
                 eventID: eventID, familyMemberID: staging.familyMemberID, newFMKVersion: newVersion,
                 recordsReencrypted: recordCount, devicesNotified: devices.count)
         }
+    }
+
+    /// Every live record must have been re-encrypted from the ciphertext it holds now.
+    /// - Returns: the family member's record count.
+    /// - Throws: 422 `records_missing` for records that existed, unchanged, when the revocation
+    ///   began and were never uploaded (a client's bug); otherwise 409 `records_changed` for
+    ///   records edited or created since they were downloaded — the client re-encrypts those
+    ///   and commits again. A record deleted since is simply not swapped in: its deletion stands.
+    private func checkNoEditIsLost(
+        _ revocationID: UUID, _ staging: Staging, on connection: PostgresConnection
+    ) async throws -> Int {
+        let row = try await connection.query(
+            """
+            SELECT count(*),
+                   count(*) FILTER (WHERE s.record_id IS NULL AND r.change_seq <= \(staging.beginChangeSeq)),
+                   count(*) FILTER (WHERE s.record_id IS NULL AND r.change_seq > \(staging.beginChangeSeq)
+                                       OR s.source_change_seq <> r.change_seq),
+                   (array_agg(r.record_id ORDER BY r.change_seq)
+                        FILTER (WHERE s.record_id IS NULL AND r.change_seq > \(staging.beginChangeSeq)
+                                   OR s.source_change_seq <> r.change_seq))[1:3]::text
+            FROM records r
+            LEFT JOIN staged_records s ON s.staging_id = \(revocationID) AND s.record_id = r.record_id
+            WHERE r.family_member_id = \(staging.familyMemberID)
+            """
+        ).first!
+        let (total, missing, changed, examples) = try row.decode(Int.self, Int.self, Int.self, String?.self)
+        guard missing == 0 else {
+            throw APIError.unprocessable(
+                "records_missing", "\(missing) of \(total) record(s) were not re-encrypted")
+        }
+        guard changed == 0 else {
+            throw APIError.conflict(
+                "records_changed",
+                "\(changed) record(s) changed since they were re-encrypted (\(examples ?? "")); "
+                    + "re-encrypt them from the change feed and commit again")
+        }
+        return total
     }
 
     /// The new grants must re-wrap the FMK for exactly the remaining grantees: never the
@@ -303,6 +348,8 @@ private struct Staging {
     let revokedUserID: UUID
     let fromFMKVersion: Int
     let reason: String?
+    /// The family member's highest change sequence when the revocation began.
+    let beginChangeSeq: Int64
 
     enum RowLock: String {
         case keyShare = "FOR KEY SHARE"
@@ -313,14 +360,16 @@ private struct Staging {
     static func load(_ id: UUID, by userID: UUID, lock: RowLock, on connection: PostgresConnection) async throws -> Staging {
         let rows = try await connection.query(
             """
-            SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id
+            SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id, begin_change_seq
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
             \(unescaped: lock.rawValue)
             """)
         guard let row = rows.first else { throw APIError.notFound("revocation (or it expired)") }
-        let (familyMemberID, revoked, from, reason, startedBy) = try row.decode(
-            UUID.self, UUID.self, Int.self, String?.self, UUID.self)
+        let (familyMemberID, revoked, from, reason, startedBy, beginChangeSeq) = try row.decode(
+            UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self)
         guard startedBy == userID else { throw APIError.forbidden("only the user who began this revocation can continue it") }
-        return Staging(familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason)
+        return Staging(
+            familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
+            beginChangeSeq: beginChangeSeq)
     }
 }

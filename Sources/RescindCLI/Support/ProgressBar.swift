@@ -18,7 +18,10 @@ final class ProgressBar: Sendable {
         let total = max(progress.recordsTotal, 1)
         let filled = progress.recordsDone * width / total
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let line = "\(label) \(bar) \(progress.recordsDone)/\(progress.recordsTotal) \(progress.phase.rawValue)"
+        // A catch-up re-encrypts records edited while the revocation ran (none is overwritten).
+        let phase = progress.phase == .catchingUp
+            ? "catching up with edits made meanwhile (round \(progress.catchUps))" : progress.phase.rawValue
+        let line = "\(label) \(bar) \(progress.recordsDone)/\(progress.recordsTotal) \(phase)"
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
             if progress.phase == .committed { FileHandle.standardError.write(Data("\n".utf8)) }

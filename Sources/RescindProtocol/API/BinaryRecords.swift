@@ -10,10 +10,14 @@ import Foundation
 /// `Content-Type` (upload) or `Accept` (change feed) set to `mediaType`.
 ///
 /// Layout (integers big-endian, ids as their 16 bytes):
-/// - header: `"RREC"`, format version (1 byte, 1), kind (1 byte: 1 upload batch, 2 page)
+/// - header: `"RREC"`, format version (1 byte, 2), kind (1 byte: 1 upload batch, 2 page)
 /// - a sealed record: its length (u32, ciphertext + 28), then nonce (12) ‖ ciphertext ‖
 ///   tag (16) — the bytes AES-GCM sealing produces, so a client seals straight into the body
-/// - upload batch: record count (u32), then per record: id, sealed record
+/// - upload batch: record count (u32), then per record: id, source change seq (i64: the
+///   change sequence of the ciphertext that was re-encrypted), sealed record
+///
+/// Version 2 added the source change seq of uploaded records (version 1 had none, and a
+/// revocation could overwrite an edit made while it ran).
 /// - page: next cursor (i64), has more (u8), current FMK version (u32), record count
 ///   (u32), deleted count (u32), then per record: id, FMK version (u32), change seq
 ///   (i64), sealed record; then the deleted ids
@@ -26,11 +30,14 @@ public enum BinaryRecords {
     }
 
     static let magic: [UInt8] = Array("RREC".utf8)
-    static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 2
     static let nonceBytes = 12
     static let tagBytes = 16
     /// Nonce and tag around the ciphertext of a sealed record.
     public static let sealedOverhead = nonceBytes + tagBytes
+    /// The bytes an upload batch spends on each record besides its ciphertext: id (16),
+    /// source change seq (8), sealed length (4), nonce and tag.
+    public static let uploadOverhead = 16 + 8 + 4 + sealedOverhead
 
     enum Kind: UInt8 {
         case uploadBatch = 1
@@ -40,11 +47,12 @@ public enum BinaryRecords {
     // MARK: Upload batch
 
     public static func encode(_ batch: UploadBatchRequest) -> Data {
-        var writer = Writer(capacity: 10 + batch.records.reduce(0) { $0 + 48 + $1.ciphertext.count })
+        var writer = Writer(capacity: 10 + batch.records.reduce(0) { $0 + uploadOverhead + $1.ciphertext.count })
         writer.header(.uploadBatch)
         writer.u32(batch.records.count)
         for record in batch.records {
             writer.uuid(record.recordID)
+            writer.i64(record.sourceChangeSeq)
             writer.sealed(nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag)
         }
         return writer.data
@@ -54,13 +62,15 @@ public enum BinaryRecords {
     public static func decodeUploadBatch(_ body: Data) throws -> UploadBatchRequest {
         var reader = Reader(body)
         try reader.header(.uploadBatch)
-        let count = try reader.count(minimumBytesEach: 48)
+        let count = try reader.count(minimumBytesEach: uploadOverhead)
         var records: [StagedRecord] = []
         records.reserveCapacity(count)
         for _ in 0..<count {
             let id = try reader.uuid()
+            let source = try reader.i64()
+            guard source >= 0 else { throw FormatError(description: "a source change seq is negative") }
             let (nonce, ciphertext, tag) = try reader.sealed()
-            records.append(StagedRecord(recordID: id, nonce: nonce, ciphertext: ciphertext, tag: tag))
+            records.append(StagedRecord(recordID: id, sourceChangeSeq: source, nonce: nonce, ciphertext: ciphertext, tag: tag))
         }
         try reader.end()
         return UploadBatchRequest(records: records)
@@ -73,7 +83,7 @@ public enum BinaryRecords {
         public private(set) var count = 0
         private let countOffset: Int
 
-        /// - Parameter capacity: bytes to reserve (10 + per record 48 + ciphertext).
+        /// - Parameter capacity: bytes to reserve (10 + per record `uploadOverhead` + ciphertext).
         public init(capacity: Int = 0) {
             var writer = Writer(capacity: 10)
             writer.header(.uploadBatch)
@@ -86,10 +96,11 @@ public enum BinaryRecords {
         /// Appends one record; `seal` must append exactly its `nonce ‖ ciphertext ‖ tag`
         /// (`sealedByteCount` bytes) to the buffer it is given.
         public mutating func append(
-            recordID: UUID, sealedByteCount: Int, seal: (inout [UInt8]) throws -> Void
+            recordID: UUID, sourceChangeSeq: Int64, sealedByteCount: Int, seal: (inout [UInt8]) throws -> Void
         ) throws {
             let start = body.count
             withUnsafeBytes(of: recordID.uuid) { body.append(contentsOf: $0) }
+            withUnsafeBytes(of: sourceChangeSeq.bigEndian) { body.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(sealedByteCount).bigEndian) { body.append(contentsOf: $0) }
             do {
                 try seal(&body)
@@ -97,7 +108,7 @@ public enum BinaryRecords {
                 body.removeSubrange(start...)
                 throw error
             }
-            guard body.count - start == 20 + sealedByteCount else {
+            guard body.count - start == 28 + sealedByteCount else {
                 body.removeSubrange(start...)
                 throw FormatError(description: "a sealed record was not the \(sealedByteCount) bytes announced")
             }

@@ -79,12 +79,16 @@ public struct RevocationList: Codable, Sendable, Equatable {
 /// A record re-encrypted under the new FMK.
 public struct StagedRecord: Codable, Sendable, Equatable {
     public var recordID: UUID
+    /// The change sequence of the ciphertext that was re-encrypted: the commit swaps this
+    /// record in only if the stored record still carries it (no edit made since is lost).
+    public var sourceChangeSeq: Int64
     public var nonce: Data
     public var ciphertext: Data
     public var tag: Data
 
-    public init(recordID: UUID, nonce: Data, ciphertext: Data, tag: Data) {
+    public init(recordID: UUID, sourceChangeSeq: Int64, nonce: Data, ciphertext: Data, tag: Data) {
         self.recordID = recordID
+        self.sourceChangeSeq = sourceChangeSeq
         self.nonce = nonce
         self.ciphertext = ciphertext
         self.tag = tag
@@ -92,6 +96,7 @@ public struct StagedRecord: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case recordID = "record_id"
+        case sourceChangeSeq = "source_change_seq"
         case nonce
         case ciphertext
         case tag
