@@ -37,6 +37,17 @@ extension GrantServiceClient {
         try await send(.get, "v1/users/\(userID)")
     }
 
+    /// Replaces my identity keys (`IdentityRotation`); answers my user with the new keys.
+    public func rotateIdentity(_ rotation: IdentityRotation) async throws -> UserResponse {
+        try await send(.post, "v1/identity-rotations", body: rotation)
+    }
+
+    /// A user's identity rotations, oldest first.
+    public func identityRotations(of userID: UUID) async throws -> [IdentityRotation] {
+        let list: IdentityRotationList = try await send(.get, "v1/users/\(userID)/identity-rotations")
+        return list.rotations
+    }
+
     // MARK: Family members and grants
 
     public func createFamilyMember(_ request: CreateFamilyMemberRequest) async throws -> FamilyMemberResponse {

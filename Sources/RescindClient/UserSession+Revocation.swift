@@ -85,7 +85,7 @@ extension UserSession {
                 progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
             }
 
-            let grants = try revocation.remainingGrantees.map { grantee in
+            var grants = try revocation.remainingGrantees.map { grantee in
                 try newGrant(newFMK, for: grantee, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
             }
             var catchUps = 0
@@ -102,6 +102,14 @@ extension UserSession {
                                 + elapsed.components.attoseconds / 1_000_000_000_000_000)))
                     progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                     return committed
+                } catch let error as GrantServiceError where error.code == "stale_identity_key" && catchUps < Self.maximumCatchUps {
+                    // A grantee rotated their identity keys since the revocation began: wrap for their current key.
+                    catchUps += 1
+                    var current: [UserResponse] = []
+                    for grantee in revocation.remainingGrantees { current.append(try await client.user(grantee.userID)) }
+                    grants = try current.map { grantee in
+                        try newGrant(newFMK, for: grantee, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
+                    }
                 } catch let error as GrantServiceError where error.code == "records_changed" && catchUps < Self.maximumCatchUps {
                     // Someone who keeps access edited or added records while this revocation ran: the
                     // service refused to overwrite them. Re-encrypt them as they are now and try again.
@@ -188,6 +196,8 @@ extension UserSession {
         let wrapped = try FMKWrapping.wrap(
             fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey,
             grantee: try X25519.PublicKey(rawRepresentation: [UInt8](grantee.agreementPublicKey)))
-        return NewGrant(granteeUserID: grantee.userID, wrapping: .ecdh, wrappedFMK: Data(wrapped))
+        return NewGrant(
+            granteeUserID: grantee.userID, wrapping: .ecdh, wrappedFMK: Data(wrapped),
+            granteeAgreementPublicKey: grantee.agreementPublicKey)
     }
 }

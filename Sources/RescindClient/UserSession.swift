@@ -83,7 +83,10 @@ public struct UserSession: Sendable {
         let wrapped = try FMKWrapping.wrap(
             fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey, grantee: granteeKey)
         _ = try await client.grant(
-            familyMemberID, GrantRequest(granteeUserID: granteeUserID, fmkVersion: version, wrappedFMK: Data(wrapped)))
+            familyMemberID,
+            GrantRequest(
+                granteeUserID: granteeUserID, fmkVersion: version, wrappedFMK: Data(wrapped),
+                granteeAgreementPublicKey: grantee.agreementPublicKey))
         return try keys.agreementKey.verificationCode(with: granteeKey)
     }
 

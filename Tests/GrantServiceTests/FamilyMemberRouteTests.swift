@@ -130,9 +130,19 @@ import Testing
             #expect(grants.map(\.wrapping) == [.self, .ecdh])
             #expect(grants.allSatisfy { $0.fmkVersion == 1 && $0.revokedAt == nil })
 
-            func request(_ grantee: UUID, version: Int = 1, key: Data = Self.someWrappedKey) -> GrantRequest {
-                GrantRequest(granteeUserID: grantee, fmkVersion: version, wrappedFMK: key)
+            let adultE = try await service.user("Adult E")
+            let agreementKeys = Dictionary(uniqueKeysWithValues: [adultA, adultB, adultD, adultE].map {
+                ($0.keys.userID, Data($0.keys.agreementKey.publicKey.rawRepresentation))
+            })
+            func request(_ grantee: UUID, version: Int = 1, key: Data = Self.someWrappedKey, wrappedTo: Data? = nil) -> GrantRequest {
+                GrantRequest(
+                    granteeUserID: grantee, fmkVersion: version, wrappedFMK: key,
+                    granteeAgreementPublicKey: wrappedTo ?? agreementKeys[grantee] ?? Data(repeating: 9, count: 32))
             }
+            // Wrapped to a key that is not the grantee's current one: refused, nothing granted.
+            expectError(
+                try await http.send("POST", path, token: token, json: request(adultE.keys.userID, wrappedTo: agreementKeys[adultD.keys.userID])),
+                409, "stale_identity_key")
             let created = try await http.send("POST", path, token: token, json: request(adultD.keys.userID))
             #expect(created.status == 201)
             #expect(try created.decode(GrantResponse.self).granteeUserID == adultD.keys.userID)

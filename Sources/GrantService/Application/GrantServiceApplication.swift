@@ -77,6 +77,7 @@ public enum GrantServiceApplication {
         identity.addAuthenticatedRoutes(to: authenticated)
         FamilyMemberController(families: families).addRoutes(to: authenticated)
         RecordController(records: records).addRoutes(to: authenticated)
+        IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes)
             .addRoutes(to: authenticated)
         return router

@@ -7,6 +7,9 @@ extension APIError {
     static let accessRevoked = APIError(.forbidden, "access_revoked", "your access to this family member was revoked")
     static let revocationPending = APIError(
         .forbidden, "revocation_pending", "your access to this family member is being revoked; records are read-only")
+    static let staleIdentityKey = APIError(
+        .conflict, "stale_identity_key",
+        "the FMK was wrapped to a key that is not the grantee's current one (their identity was rotated); fetch it again")
     static func versionConflict(current: Int) -> APIError {
         APIError(.conflict, "version_conflict", "the family member is at FMK version \(current); refresh and retry")
     }

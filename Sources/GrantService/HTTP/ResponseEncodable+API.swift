@@ -21,3 +21,4 @@ extension RevocationList: ResponseEncodable {}
 extension UploadBatchResponse: ResponseEncodable {}
 extension RevocationCommitted: ResponseEncodable {}
 extension ServiceKeyResponse: ResponseEncodable {}
+extension IdentityRotationList: ResponseEncodable {}

@@ -123,9 +123,10 @@ struct FamilyMemberStore: Sendable {
                 throw APIError.versionConflict(current: access.currentFMKVersion)
             }
             guard let ownerKey = try await agreementKey(of: owner, on: connection) else { throw APIError.notFound("owner") }
-            guard try await agreementKey(of: request.granteeUserID, on: connection) != nil else {
+            guard let granteeKey = try await agreementKey(of: request.granteeUserID, on: connection) else {
                 throw APIError.notFound("grantee")
             }
+            guard request.granteeAgreementPublicKey == granteeKey else { throw APIError.staleIdentityKey }
             let previous = try await connection.query(
                 """
                 SELECT bool_or(revoked_at IS NULL), count(*) FROM access_grants

@@ -51,15 +51,17 @@ struct IdentityStore: Sendable {
     func user(_ userID: UUID, on connection: PostgresConnection) async throws -> UserResponse? {
         try await connection.query(
             """
-            SELECT user_id, display_name, agreement_public_key, identity_public_key
+            SELECT user_id, display_name, agreement_public_key, identity_public_key, identity_generation
             FROM users WHERE user_id = \(userID)
             """
         ).first.map(Self.decodeUser)
     }
 
     static func decodeUser(_ row: PostgresRow) throws -> UserResponse {
-        let (id, name, agreement, identity) = try row.decode(UUID.self, String.self, Data.self, Data.self)
-        return UserResponse(userID: id, displayName: name, agreementPublicKey: agreement, identityPublicKey: identity)
+        let (id, name, agreement, identity, generation) = try row.decode(UUID.self, String.self, Data.self, Data.self, Int.self)
+        return UserResponse(
+            userID: id, displayName: name, agreementPublicKey: agreement, identityPublicKey: identity,
+            identityGeneration: generation)
     }
 
     func device(_ deviceID: UUID) async throws -> DeviceResponse? {

@@ -79,7 +79,7 @@ struct RevocationStore: Sendable {
         ).first!.decode(Date.self, column: 0)
         let remaining = try await connection.query(
             """
-            SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key
+            SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key, u.identity_generation
             FROM access_grants g JOIN users u ON u.user_id = g.grantee_user_id
             WHERE g.family_member_id = \(access.familyMemberID) AND g.revoked_at IS NULL
               AND g.grantee_user_id <> \(revokedUserID)
@@ -310,6 +310,14 @@ struct RevocationStore: Sendable {
             }
             guard grant.wrapping == .ecdh || grant.granteeUserID == owner else {
                 throw APIError.unprocessable("invalid_wrapping", "only the owner's own copy can be self-wrapped")
+            }
+            if grant.wrapping == .ecdh {
+                guard let wrappedTo = grant.granteeAgreementPublicKey else {
+                    throw APIError.unprocessable("invalid_wrapping", "an ecdh copy names the grantee key it was wrapped to")
+                }
+                guard try await families.agreementKey(of: grant.granteeUserID, on: connection) == wrappedTo else {
+                    throw APIError.staleIdentityKey
+                }
             }
         }
     }

@@ -55,17 +55,22 @@ public struct GrantRequest: Codable, Sendable, Equatable {
     public var granteeUserID: UUID
     public var fmkVersion: Int
     public var wrappedFMK: Data
+    /// The grantee's X25519 key the FMK was wrapped to: refused unless it is their current
+    /// key (409 `stale_identity_key`), so nothing is ever wrapped to a rotated-away key.
+    public var granteeAgreementPublicKey: Data
 
-    public init(granteeUserID: UUID, fmkVersion: Int, wrappedFMK: Data) {
+    public init(granteeUserID: UUID, fmkVersion: Int, wrappedFMK: Data, granteeAgreementPublicKey: Data) {
         self.granteeUserID = granteeUserID
         self.fmkVersion = fmkVersion
         self.wrappedFMK = wrappedFMK
+        self.granteeAgreementPublicKey = granteeAgreementPublicKey
     }
 
     enum CodingKeys: String, CodingKey {
         case granteeUserID = "grantee_user_id"
         case fmkVersion = "fmk_version"
         case wrappedFMK = "wrapped_fmk"
+        case granteeAgreementPublicKey = "grantee_agreement_public_key"
     }
 }
 

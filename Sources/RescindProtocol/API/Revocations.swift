@@ -140,17 +140,22 @@ public struct NewGrant: Codable, Sendable, Equatable {
     public var granteeUserID: UUID
     public var wrapping: KeyWrapping
     public var wrappedFMK: Data
+    /// For `ecdh`: the grantee's X25519 key the FMK was wrapped to, which must be their
+    /// current key (409 `stale_identity_key` otherwise). Absent for the owner's `self` copy.
+    public var granteeAgreementPublicKey: Data?
 
-    public init(granteeUserID: UUID, wrapping: KeyWrapping, wrappedFMK: Data) {
+    public init(granteeUserID: UUID, wrapping: KeyWrapping, wrappedFMK: Data, granteeAgreementPublicKey: Data? = nil) {
         self.granteeUserID = granteeUserID
         self.wrapping = wrapping
         self.wrappedFMK = wrappedFMK
+        self.granteeAgreementPublicKey = granteeAgreementPublicKey
     }
 
     enum CodingKeys: String, CodingKey {
         case granteeUserID = "grantee_user_id"
         case wrapping
         case wrappedFMK = "wrapped_fmk"
+        case granteeAgreementPublicKey = "grantee_agreement_public_key"
     }
 }
 

@@ -53,12 +53,15 @@ public struct UserResponse: Codable, Sendable, Equatable {
     public var displayName: String
     public var agreementPublicKey: Data
     public var identityPublicKey: Data
+    /// 1 for the keys registered first, one more for each rotation (`IdentityRotation`).
+    public var identityGeneration: Int
 
-    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data) {
+    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, identityGeneration: Int = 1) {
         self.userID = userID
         self.displayName = displayName
         self.agreementPublicKey = agreementPublicKey
         self.identityPublicKey = identityPublicKey
+        self.identityGeneration = identityGeneration
     }
 
     enum CodingKeys: String, CodingKey {
@@ -66,6 +69,7 @@ public struct UserResponse: Codable, Sendable, Equatable {
         case displayName = "display_name"
         case agreementPublicKey = "agreement_public_key"
         case identityPublicKey = "identity_public_key"
+        case identityGeneration = "identity_generation"
     }
 }
 

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import RescindCrypto
+import RescindProtocol
+import RescindServiceSupport
+
+/// Identity-key rotation: `POST /v1/identity-rotations` (a device of the user, with a
+/// statement signed by the previous and the new identity key) and
+/// `GET /v1/users/{userID}/identity-rotations` (the chain, for anyone who pinned a key).
+struct IdentityRotationController {
+    let rotations: IdentityRotationStore
+    /// How far `issued_at` may be from the service's clock.
+    static let clockWindow: TimeInterval = 600
+
+    func addRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.post("identity-rotations", use: rotate)
+        group.get("users/:userID/identity-rotations", use: list)
+    }
+
+    @Sendable func rotate(_ request: Request, context: GrantRequestContext) async throws -> UserResponse {
+        let caller = try context.requireIdentity()
+        let rotation = try await request.decode(as: IdentityRotation.self, context: context)
+        let statement = rotation.statement
+        guard statement.userID == caller.userID else {
+            throw APIError.forbidden("a device can rotate only its own user's identity")
+        }
+        let previousKey = try Validation.signingKey(statement.previousIdentityPublicKey, field: "previous_identity_public_key")
+        let newKey = try Validation.signingKey(statement.identityPublicKey, field: "identity_public_key")
+        _ = try Validation.agreementKey(statement.agreementPublicKey)
+        guard abs(statement.issuedAt.timeIntervalSinceNow) <= Self.clockWindow else {
+            throw APIError.unprocessable("stale_statement", "issued_at must be within \(Int(Self.clockWindow)) s of now")
+        }
+        let input = try statement.signingInput()
+        guard previousKey.isValidSignature([UInt8](rotation.previousKeySignature), for: input) else {
+            throw APIError.unprocessable("bad_signature", "the rotation must be signed with the previous identity key")
+        }
+        guard newKey.isValidSignature([UInt8](rotation.newKeySignature), for: input) else {
+            throw APIError.unprocessable("bad_signature", "the rotation must also be signed with the new identity key")
+        }
+        return try await rotations.rotate(rotation)
+    }
+
+    @Sendable func list(_ request: Request, context: GrantRequestContext) async throws -> IdentityRotationList {
+        _ = try context.requireIdentity()
+        return IdentityRotationList(rotations: try await rotations.rotations(of: try context.uuidParameter("userID")))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+import RescindServiceSupport
+
+/// Identity-key rotations: the statements, and the keys they replaced.
+struct IdentityRotationStore: Sendable {
+    let pool: PostgresConnectionPool
+
+    /// Makes the statement's keys the user's current ones, if it follows from their current
+    /// generation and key. Signatures are checked by the caller (`IdentityRotationRules`).
+    /// - Throws: 409 `stale_rotation` when the user's keys moved on (a replay, or a rotation
+    ///   from another device first); 409 `key_reused` for a key that was ever an identity key.
+    func rotate(_ rotation: IdentityRotation) async throws -> UserResponse {
+        let statement = rotation.statement
+        return try await pool.transaction { connection in
+            guard let row = try await connection.query(
+                """
+                SELECT identity_generation, identity_public_key, agreement_public_key FROM users
+                WHERE user_id = \(statement.userID) FOR UPDATE
+                """
+            ).first else { throw APIError.notFound("user") }
+            let (generation, identityKey, agreementKey) = try row.decode(Int.self, Data.self, Data.self)
+            guard statement.generation == generation + 1, statement.previousIdentityPublicKey == identityKey else {
+                throw APIError.conflict(
+                    "stale_rotation", "your identity is at generation \(generation); a rotation must start generation \(generation + 1) from the current key")
+            }
+            let reused = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM retired_identity_keys WHERE public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
+                    OR EXISTS (SELECT 1 FROM users
+                               WHERE identity_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey))
+                                  OR agreement_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
+                """
+            ).first!.decode(Bool.self, column: 0)
+            guard !reused else { throw APIError.conflict("key_reused", "a new identity key must never have been used before") }
+            try await connection.execute(
+                """
+                INSERT INTO retired_identity_keys (public_key, user_id)
+                VALUES (\(identityKey), \(statement.userID)), (\(agreementKey), \(statement.userID))
+                """)
+            try await connection.execute(
+                """
+                INSERT INTO identity_rotations (user_id, generation, previous_identity_public_key, identity_public_key,
+                                                agreement_public_key, issued_at, previous_key_signature, new_key_signature)
+                VALUES (\(statement.userID), \(statement.generation), \(statement.previousIdentityPublicKey),
+                        \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
+                        \(rotation.previousKeySignature), \(rotation.newKeySignature))
+                """)
+            return try await connection.query(
+                """
+                UPDATE users SET identity_public_key = \(statement.identityPublicKey),
+                                 agreement_public_key = \(statement.agreementPublicKey),
+                                 identity_generation = \(statement.generation)
+                WHERE user_id = \(statement.userID)
+                RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation
+                """
+            ).map(IdentityStore.decodeUser).first!
+        }
+    }
+
+    /// Every rotation of a user, oldest first (empty for a user who never rotated).
+    func rotations(of userID: UUID) async throws -> [IdentityRotation] {
+        try await pool.withConnection { connection in
+            guard try await connection.query("SELECT 1 FROM users WHERE user_id = \(userID)").first != nil else {
+                throw APIError.notFound("user")
+            }
+            return try await connection.query(
+                """
+                SELECT generation, previous_identity_public_key, identity_public_key, agreement_public_key, issued_at,
+                       previous_key_signature, new_key_signature
+                FROM identity_rotations WHERE user_id = \(userID) ORDER BY generation
+                """
+            ).map { row in
+                let (generation, previous, identity, agreement, issuedAt, previousSignature, newSignature) = try row.decode(
+                    Int.self, Data.self, Data.self, Data.self, Date.self, Data.self, Data.self)
+                return IdentityRotation(
+                    statement: IdentityRotationStatement(
+                        userID: userID, generation: generation, previousIdentityPublicKey: previous,
+                        identityPublicKey: identity, agreementPublicKey: agreement, issuedAt: issuedAt),
+                    previousKeySignature: previousSignature, newKeySignature: newSignature)
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+
+/// Identity-key rotation (key-hierarchy ADR, phase 4), the client's side.
+///
+/// A rotation replaces all three of a user's keys — X25519, Ed25519 identity and master —
+/// because a stolen device held all three. In order, each step safe to repeat:
+/// 1. the caller stores the new keys beside the old ones (so a crash loses neither);
+/// 2. `registerRotation` sends the statement signed by the old and the new identity key;
+/// 3. `rewrapHeldKeys` re-wraps every FMK copy I hold for the new keys: my owner copies
+///    under the new master key, granted copies from my new X25519 key to the granter's
+///    (X25519 is symmetric, so the granter's copy of the secret is unchanged);
+/// 4. the caller replaces the old keys with the new ones.
+/// A crash after 2 is finished by running 3 and 4 again (`rewrapHeldKeys` skips what is
+/// done). After 2 the service refuses any grant wrapped to the old key.
+extension UserSession {
+    /// The same device acting with other keys of the same user (before and after a rotation).
+    public func withKeys(_ keys: UserKeys) -> UserSession {
+        precondition(keys.userID == self.keys.userID, "a device belongs to one user")
+        return UserSession(keys: keys, deviceID: deviceID, client: client)
+    }
+
+    private init(keys: UserKeys, deviceID: UUID, client: GrantServiceClient) {
+        self.keys = keys
+        self.deviceID = deviceID
+        self.client = client
+    }
+
+    /// Registers `newKeys` as this user's identity, signed by the current identity key and by
+    /// the new one, as the generation after `currentGeneration`.
+    /// - Throws: `GrantServiceError` 409 `stale_rotation` if the identity moved on meanwhile.
+    public func registerRotation(
+        to newKeys: UserKeys, currentGeneration: Int, now: Date = Date()
+    ) async throws -> UserResponse {
+        precondition(newKeys.userID == keys.userID, "a rotation keeps the user id")
+        let statement = IdentityRotationStatement(
+            userID: keys.userID, generation: currentGeneration + 1,
+            previousIdentityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+            identityPublicKey: Data(newKeys.identityKey.publicKey.rawRepresentation),
+            agreementPublicKey: Data(newKeys.agreementKey.publicKey.rawRepresentation),
+            issuedAt: Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
+        let input = try statement.signingInput()
+        return try await client.rotateIdentity(
+            IdentityRotation(
+                statement: statement, previousKeySignature: Data(keys.identityKey.signature(for: input)),
+                newKeySignature: Data(newKeys.identityKey.signature(for: input))))
+    }
+
+    /// Re-wraps every FMK copy I hold that does not open with my keys (this session's, the new
+    /// ones) but opens with `previous`: after a rotation, each copy is moved to the new keys.
+    /// Copies already moved are left alone, so this is safe to run again after a crash.
+    /// - Returns: how many copies were re-wrapped, and how many were already current.
+    @discardableResult
+    public func rewrapHeldKeys(from previous: UserKeys) async throws -> (rewrapped: Int, current: Int) {
+        let old = withKeys(previous)
+        var (rewrapped, current) = (0, 0)
+        for member in try await client.familyMembers() {
+            let wrapped: WrappedKeyResponse
+            do {
+                wrapped = try await client.wrappedKey(member.familyMemberID)
+            } catch let error as GrantServiceError where error.status == 403 {
+                continue  // no active grant (revoked meanwhile): nothing to move
+            }
+            if (try? unwrap(wrapped)) != nil {
+                current += 1
+                continue
+            }
+            let fmk = try old.unwrap(wrapped)
+            let version = UInt32(wrapped.fmkVersion)
+            let replacement: ReplaceKeyRequest
+            switch wrapped.wrapping {
+            case .self:
+                let copy = try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey)
+                replacement = ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: Data(copy))
+            case .ecdh:
+                guard let granterKey = wrapped.granterAgreementPublicKey else { throw CryptoError(.invalidInput) }
+                let copy = try FMKWrapping.wrap(
+                    fmk, familyMemberID: wrapped.familyMemberID, version: version, granter: keys.agreementKey,
+                    grantee: try X25519.PublicKey(rawRepresentation: [UInt8](granterKey)))
+                replacement = ReplaceKeyRequest(
+                    fmkVersion: wrapped.fmkVersion, wrapping: .ecdh, wrappedFMK: Data(copy), granterAgreementPublicKey: granterKey)
+            }
+            do {
+                _ = try await client.replaceKey(wrapped.familyMemberID, replacement)
+                rewrapped += 1
+            } catch let error as GrantServiceError where error.code == "version_conflict" || error.status == 403 {
+                // A revocation committed meanwhile: its new version was wrapped for my current key, or I lost access.
+                continue
+            }
+        }
+        return (rewrapped, current)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// A user's statement that their identity keys are now `identityPublicKey` and
+/// `agreementPublicKey` (key-hierarchy ADR, phase 4: key rotation).
+///
+/// Signed twice: by the previous identity key, which proves the statement comes from the
+/// user who held it, and by the new one, which proves the new key's holder agreed. The
+/// generation counts rotations from 1 (the keys registered first), so a statement can be
+/// used once: replaying it, or one made for an older generation, is refused. The chain of
+/// statements lets anyone who pinned an earlier identity key follow the user to the
+/// current one.
+public struct IdentityRotationStatement: Codable, Sendable, Equatable {
+    public var userID: UUID
+    /// The generation these keys start (the first keys are generation 1).
+    public var generation: Int
+    public var previousIdentityPublicKey: Data
+    public var identityPublicKey: Data
+    public var agreementPublicKey: Data
+    public var issuedAt: Date
+
+    public init(
+        userID: UUID, generation: Int, previousIdentityPublicKey: Data, identityPublicKey: Data,
+        agreementPublicKey: Data, issuedAt: Date
+    ) {
+        self.userID = userID
+        self.generation = generation
+        self.previousIdentityPublicKey = previousIdentityPublicKey
+        self.identityPublicKey = identityPublicKey
+        self.agreementPublicKey = agreementPublicKey
+        self.issuedAt = issuedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case generation
+        case previousIdentityPublicKey = "previous_identity_public_key"
+        case identityPublicKey = "identity_public_key"
+        case agreementPublicKey = "agreement_public_key"
+        case issuedAt = "issued_at"
+    }
+
+    /// What both identity keys sign: the statement, canonically encoded, under its own domain label.
+    public func signingInput() throws -> [UInt8] {
+        Array("rescind-identity-rotation-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(self))
+    }
+}
+
+/// A rotation as submitted and as kept: the statement and both signatures.
+public struct IdentityRotation: Codable, Sendable, Equatable {
+    public var statement: IdentityRotationStatement
+    /// By the previous identity key.
+    public var previousKeySignature: Data
+    /// By the new identity key.
+    public var newKeySignature: Data
+
+    public init(statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data) {
+        self.statement = statement
+        self.previousKeySignature = previousKeySignature
+        self.newKeySignature = newKeySignature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case statement
+        case previousKeySignature = "previous_key_signature"
+        case newKeySignature = "new_key_signature"
+    }
+}
+
+/// A user's rotations, oldest first.
+public struct IdentityRotationList: Codable, Sendable, Equatable {
+    public var rotations: [IdentityRotation]
+
+    public init(rotations: [IdentityRotation]) {
+        self.rotations = rotations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rotations
+    }
+}
