@@ -53,5 +53,53 @@ extension CLITests {
                     .expectOneLineError("wrong passphrase")
             }
         }
+
+        /// The stolen-phone sequence from the CLI: B rotates their identity; A revokes B everywhere
+        /// and re-grants; B reads everything with the new keys, and a copy of B's old profile
+        /// (what the thief took) opens nothing issued after the rotation.
+        @Test(.timeLimit(.minutes(3)))
+        func rotateAfterATheftThenChangeThePassphrase() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["record", "add", emma, "--text", "MMR vaccination, dose 1"])
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                // The thief's copy of B's profile, taken before B reacts.
+                let stolen = bed.root.appendingPathComponent("profiles/stolen")
+                try FileManager.default.copyItem(at: adultB.directory, to: stolen)
+                let thief = CLIProfile(
+                    name: "thief", directory: stolen, keyFile: adultB.keyFile, grantService: adultB.grantService,
+                    auditService: nil, userID: adultB.userID, deviceID: adultB.deviceID)
+
+                let rotated = try await adultB.ok(["identity", "rotate"])
+                #expect(rotated.contains("identity rotated: generation 2"), "\(rotated)")
+                #expect(rotated.contains("keys moved        1"), "\(rotated)")
+                #expect(try await adultB.ok(["identity", "show"]).contains("generation        2"))
+                #expect(try await adultB.ok(["record", "show", emma, "--all"]).contains("MMR vaccination"))
+
+                try await adultA.ok(["revoke", "--everywhere", "--user", adultB.userID, "--reason", "phone stolen"])
+                try await adultA.ok(["record", "add", emma, "--text", "written after the theft"])
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                let shown = try await adultB.ok(["record", "show", emma, "--all"])
+                #expect(shown.contains("written after the theft") && shown.contains("MMR vaccination"), "\(shown)")
+                // The stolen profile still authenticates as the phone (not retired here), but its keys open nothing.
+                let attempt = try await thief.run(["record", "show", emma, "--all"])
+                #expect(attempt.status != 0 && !attempt.stdout.contains("written after the theft"), "\(attempt)")
+
+                // A new passphrase (here a new key file) re-protects B's keys; the old one stops working.
+                let newKeyFile = bed.root.appendingPathComponent("keys/adult-b-new.key")
+                try CLIProfile.makeKeyFile(at: newKeyFile)
+                let changed = try await RescindProcess.run(
+                    ["identity", "passphrase", "--profile", adultB.directory.path, "--grant-service", adultB.grantService.absoluteString],
+                    environment: adultB.environment.merging(["RESCIND_NEW_KEY_FILE": newKeyFile.path]) { $1 })
+                #expect(changed.status == 0 && changed.stdout.contains("re-protected"), "\(changed)")
+                try await adultB.run(["identity", "show"]).expectOneLineError("wrong passphrase")
+                let reopened = try await RescindProcess.run(
+                    ["record", "show", emma, "--all", "--profile", adultB.directory.path, "--grant-service", adultB.grantService.absoluteString],
+                    environment: ["RESCIND_KEY_FILE": newKeyFile.path])
+                #expect(reopened.status == 0 && reopened.stdout.contains("written after the theft"), "\(reopened)")
+            }
+        }
     }
 }

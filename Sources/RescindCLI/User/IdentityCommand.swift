@@ -11,8 +11,10 @@ struct IdentityCommand: AsyncParsableCommand {
             Examples:
               RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"
               rescind identity show --profile ~/.rescind-adult-b
+              rescind identity rotate
+              RESCIND_NEW_PASSPHRASE=… rescind identity passphrase
             """,
-        subcommands: [Create.self, Show.self])
+        subcommands: [Create.self, Show.self, Rotate.self, Passphrase.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -51,6 +53,70 @@ struct IdentityCommand: AsyncParsableCommand {
             print("device            \(session.deviceID.uuidString.lowercased())")
             print("agreement key     \(Data(session.keys.agreementKey.publicKey.rawRepresentation).base64EncodedString())")
             print("identity key      \(Data(session.keys.identityKey.publicKey.rawRepresentation).base64EncodedString())")
+            print("generation        \(try await session.client.me().user.identityGeneration)")
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace your identity keys (after a device that held them was lost or stolen).",
+            discussion: """
+                Generates new X25519, Ed25519 identity and master keys, registers them with a statement
+                signed by your current identity key and the new one, and moves every key you hold to
+                them. From then on the grant service refuses any grant wrapped to your old key, so
+                whoever copied the old keys from the lost device is handed nothing new. Retire the
+                lost device first (`rescind device retire D`) so that it cannot answer for you, and
+                ask the owners of what you had access to to revoke and re-grant you
+                (`rescind revoke --everywhere --user U`, then `rescind grant F --to U`).
+                Safe to run again if it was interrupted: it finishes what it began.
+
+                Example:
+                  rescind identity rotate
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            let outcome = try await KeystoreRotation.rotateIdentity(configuration: try await profile.configuration())
+            print("identity rotated: generation \(outcome.generation)")
+            print("keys moved        \(outcome.rewrapped) (\(outcome.alreadyCurrent) already current)")
+        }
+    }
+
+    struct Passphrase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Protect your profile with a new passphrase (or key file); your keys and records do not change.",
+            discussion: """
+                Unlocks the profile as usual (RESCIND_PASSPHRASE, …) and re-wraps its keys under a key
+                derived from the new passphrase (Argon2id), read from RESCIND_NEW_PASSPHRASE,
+                RESCIND_NEW_PASSPHRASE_FILE or RESCIND_NEW_KEY_FILE, or asked for twice on the terminal.
+
+                Example:
+                  RESCIND_PASSPHRASE=old RESCIND_NEW_PASSPHRASE=new rescind identity passphrase
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            let environment = profile.environment
+            let newUnlock: AgentConfiguration.Unlock
+            if let passphrase = environment["RESCIND_NEW_PASSPHRASE"], !passphrase.isEmpty {
+                newUnlock = .passphrase(passphrase)
+            } else if let path = environment["RESCIND_NEW_PASSPHRASE_FILE"], !path.isEmpty {
+                newUnlock = .passphraseFile(path)
+            } else if let path = environment["RESCIND_NEW_KEY_FILE"], !path.isEmpty {
+                newUnlock = .keyFile(path)
+            } else {
+                guard isatty(STDIN_FILENO) == 1, let first = getpass("New passphrase: ").map({ String(cString: $0) }),
+                    let second = getpass("New passphrase again: ").map({ String(cString: $0) })
+                else {
+                    throw CLIError("set RESCIND_NEW_PASSPHRASE (or RESCIND_NEW_PASSPHRASE_FILE / RESCIND_NEW_KEY_FILE)")
+                }
+                guard first == second, !first.isEmpty else { throw CLIError("the two passphrases differ (or are empty)") }
+                newUnlock = .passphrase(first)
+            }
+            try await KeystoreRotation.changeUnlock(configuration: try await profile.configuration(), to: newUnlock)
+            print("profile \(profile.directory) re-protected; use the new passphrase from now on")
         }
     }
 }

@@ -1,0 +1,103 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+
+/// Changes to the keys an enrolled data directory holds: the user's identity keys
+/// (rotation, after a device was stolen) and the passphrase that protects them.
+///
+/// A rotation survives a crash at any point. The new keys are written to a second keystore
+/// (`keystore.json.rotating`) before the grant service hears of them, and replace the old
+/// keystore only once every FMK copy was moved to them. Whoever opens the directory next
+/// (`finishPendingRotation`) asks the grant service which keys are current and either
+/// finishes the rotation or discards the unused new keys.
+public enum KeystoreRotation {
+    public struct Outcome: Sendable, Equatable {
+        /// The identity generation now in force.
+        public let generation: Int
+        /// FMK copies moved to the new keys by this run, and copies that already were.
+        public let rewrapped: Int
+        public let alreadyCurrent: Int
+    }
+
+    static func pendingPath(_ configuration: AgentConfiguration) -> String { configuration.keystorePath + ".rotating" }
+
+    /// Gives this device's user new X25519, Ed25519 identity and master keys, registered
+    /// with a statement signed by the old and the new identity key, and moves every FMK copy
+    /// the user holds to them. Finishes an interrupted rotation first.
+    /// - Throws: `AgentError` (`.serviceRefused` when the service refused the statement —
+    ///   nothing changed then; `.unavailable` when it could not be reached — run it again).
+    public static func rotateIdentity(configuration: AgentConfiguration) async throws -> Outcome {
+        _ = try await finishPendingRotation(configuration: configuration)
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let session = session(keystore, configuration)
+        let me = try await GrantServiceCall.run { try await session.client.me() }
+        let next = keystore.replacingUserKeys(UserKeys.generate(userID: keystore.userKeys.userID))
+        try await next.write(to: pendingPath(configuration), unlock: configuration.unlock, cost: configuration.keyDerivation)
+        do {
+            _ = try await session.registerRotation(to: next.userKeys, currentGeneration: me.user.identityGeneration)
+        } catch let error as GrantServiceError where (400...499).contains(error.status) {
+            try? FileManager.default.removeItem(atPath: pendingPath(configuration))
+            throw AgentError(.serviceRefused, "the grant service refused the rotation: \(error)")
+        } catch {
+            throw AgentError(.unavailable, "the rotation may not have reached the grant service (\(error)); run it again to finish")
+        }
+        return try await complete(from: keystore, to: next, configuration: configuration)
+    }
+
+    /// Finishes or discards a rotation a crash interrupted; `nil` when none was pending or
+    /// the service never took it (the unused new keys are then deleted).
+    @discardableResult
+    public static func finishPendingRotation(configuration: AgentConfiguration) async throws -> Outcome? {
+        let pending = pendingPath(configuration)
+        guard FileManager.default.fileExists(atPath: pending) else { return nil }
+        let current = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let next = try await Keystore.open(path: pending, unlock: configuration.unlock)
+        let me = try await GrantServiceCall.run { try await session(current, configuration).client.me() }
+        switch me.user.identityPublicKey {
+        case Data(next.userKeys.identityKey.publicKey.rawRepresentation):
+            return try await complete(from: current, to: next, configuration: configuration)
+        case Data(current.userKeys.identityKey.publicKey.rawRepresentation):
+            try FileManager.default.removeItem(atPath: pending)
+            return nil
+        default:
+            throw AgentError(
+                .serviceRefused, "the grant service holds identity keys this device never had: rotate again from a device that has them")
+        }
+    }
+
+    /// Re-wraps every copy for the new keys, then swaps the new keystore in (one rename).
+    private static func complete(from old: Keystore, to next: Keystore, configuration: AgentConfiguration) async throws -> Outcome {
+        let session = session(next, configuration)
+        let moved = try await GrantServiceCall.run { try await session.rewrapHeldKeys(from: old.userKeys) }
+        let generation = try await GrantServiceCall.run { try await session.client.me() }.user.identityGeneration
+        guard rename(pendingPath(configuration), configuration.keystorePath) == 0 else {
+            throw AgentError(.storage, "cannot replace \(configuration.keystorePath) (errno \(errno)); run it again to finish")
+        }
+        return Outcome(generation: generation, rewrapped: moved.rewrapped, alreadyCurrent: moved.current)
+    }
+
+    /// Re-protects the keystore under a new passphrase or key file (key-hierarchy ADR,
+    /// scenario A: a password change re-wraps the keys, never the records). The keys and
+    /// the cache are unchanged; the file is replaced atomically.
+    /// - Throws: `.wrongPassphrase` when `configuration.unlock` does not open the keystore.
+    public static func changeUnlock(configuration: AgentConfiguration, to newUnlock: AgentConfiguration.Unlock) async throws {
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        try await keystore.write(to: configuration.keystorePath, unlock: newUnlock, cost: configuration.keyDerivation)
+    }
+
+    private static func session(_ keystore: Keystore, _ configuration: AgentConfiguration) -> UserSession {
+        UserSession(
+            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
+            baseURL: configuration.grantServiceURL)
+    }
+}
+
+extension Keystore {
+    /// The same device with other user keys (its device, storage, inbox and at-rest keys kept,
+    /// so its cache stays readable).
+    func replacingUserKeys(_ userKeys: UserKeys) -> Keystore {
+        Keystore(
+            userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, storageKey: storageKey, inboxKey: inboxKey,
+            atRestKey: atRestKey)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+@testable import DeviceAgent
+
+/// Rotating a data directory's identity keys, killed at each step; and changing its passphrase.
+@Suite("Identity rotation and passphrase change of an enrolled data directory", .serialized)
+struct KeystoreRotationTests {
+    @Test("a rotation moves every copy to new keys; the old keys open nothing served afterwards")
+    func rotate() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let b = try await service.user("Adult B")
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["blood type O+"])
+            try await owner.grant(member.id, to: b.keys.userID)
+            let device = try await AgentTestKit.enrol(b, on: service)
+            defer { device.directory.remove() }
+
+            let outcome = try await KeystoreRotation.rotateIdentity(configuration: device.configuration)
+            #expect(outcome == .init(generation: 2, rewrapped: 1, alreadyCurrent: 0))
+            let session = try await DeviceIdentity.session(configuration: device.configuration)
+            #expect(session.keys.agreementKey.publicKey != b.keys.agreementKey.publicKey)
+            #expect(session.keys.masterKey != b.keys.masterKey)
+            #expect(try await session.readRecords(member.id).values.map { String(decoding: $0, as: UTF8.self) } == ["blood type O+"])
+            #expect(!FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            // The keys the device held before open nothing that is served now.
+            let wrapped = try await session.client.wrappedKey(member.id)
+            #expect(throws: (any Error).self) { try b.withKeys(b.keys).unwrap(wrapped) }
+        }
+    }
+
+    @Test("killed after the new keys were written but before the service heard of them: the new keys are discarded")
+    func crashBeforeRegistration() async throws {
+        try await GrantServiceHarness.with { service in
+            let b = try await service.user("Adult B")
+            let device = try await AgentTestKit.enrol(b, on: service)
+            defer { device.directory.remove() }
+            let keystore = try await Keystore.open(path: device.configuration.keystorePath, unlock: device.configuration.unlock)
+            try await keystore.replacingUserKeys(UserKeys.generate(userID: b.keys.userID))
+                .write(to: KeystoreRotation.pendingPath(device.configuration), unlock: device.configuration.unlock, cost: device.configuration.keyDerivation)
+
+            let session = try await DeviceIdentity.session(configuration: device.configuration)
+            #expect(session.keys.identityKey.publicKey == b.keys.identityKey.publicKey)
+            #expect(!FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            #expect(try await session.client.me().user.identityGeneration == 1)
+        }
+    }
+
+    @Test("killed after the service took the new keys but before the copies moved: the next use finishes it")
+    func crashAfterRegistration() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let b = try await service.user("Adult B")
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["allergy: penicillin"])
+            try await owner.grant(member.id, to: b.keys.userID)
+            let (ownMember, _) = try await b.createFamilyMember()
+            let device = try await AgentTestKit.enrol(b, on: service)
+            defer { device.directory.remove() }
+            let keystore = try await Keystore.open(path: device.configuration.keystorePath, unlock: device.configuration.unlock)
+            let next = keystore.replacingUserKeys(UserKeys.generate(userID: b.keys.userID))
+            try await next.write(
+                to: KeystoreRotation.pendingPath(device.configuration), unlock: device.configuration.unlock,
+                cost: device.configuration.keyDerivation)
+            let old = UserSession(keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: service.baseURL)
+            _ = try await old.registerRotation(to: next.userKeys, currentGeneration: 1)
+            // …and one copy moved before the crash.
+            _ = try await old.withKeys(next.userKeys).rewrapHeldKeysForTest(ownMember, from: old.keys)
+
+            let session = try await DeviceIdentity.session(configuration: device.configuration)
+            #expect(session.keys.identityKey.publicKey == next.userKeys.identityKey.publicKey)
+            #expect(try await session.readRecords(member.id).count == 1)
+            _ = try await session.currentFMK(ownMember)
+            #expect(!FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+        }
+    }
+
+    @Test("a passphrase change re-protects the keys: the old passphrase no longer opens them, the keys are the same")
+    func changePassphrase() async throws {
+        try await GrantServiceHarness.with { service in
+            let b = try await service.user("Adult B")
+            let device = try await AgentTestKit.enrol(b, on: service)
+            defer { device.directory.remove() }
+            let before = try await Keystore.open(path: device.configuration.keystorePath, unlock: device.configuration.unlock)
+            try await KeystoreRotation.changeUnlock(configuration: device.configuration, to: .passphrase("a new passphrase"))
+
+            await #expect(throws: AgentError.self) {
+                _ = try await Keystore.open(path: device.configuration.keystorePath, unlock: device.configuration.unlock)
+            }
+            let after = try await Keystore.open(path: device.configuration.keystorePath, unlock: .passphrase("a new passphrase"))
+            #expect(after.userKeys.identityKey.publicKey == before.userKeys.identityKey.publicKey)
+            #expect(after.storageKey == before.storageKey && after.deviceID == before.deviceID)
+            await #expect(throws: AgentError.self) {
+                try await KeystoreRotation.changeUnlock(configuration: device.configuration, to: .passphrase("x"))
+            }
+        }
+    }
+}
+
+extension UserSession {
+    /// Moves one family member's copy only, as a rotation interrupted half-way would have.
+    fileprivate func rewrapHeldKeysForTest(_ familyMemberID: UUID, from previous: UserKeys) async throws {
+        let wrapped = try await client.wrappedKey(familyMemberID)
+        let fmk = try withKeys(previous).unwrap(wrapped)
+        let copy = try FMKWrapping.wrapForOwner(fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: keys.masterKey)
+        _ = try await client.replaceKey(familyMemberID, ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: Data(copy)))
+    }
+}
