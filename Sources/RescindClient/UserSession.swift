@@ -34,10 +34,18 @@ public struct UserSession: Sendable {
         return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL)
     }
 
-    /// Adds another device to this user's account and returns a session on it.
-    public func addDevice(name: String, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()) async throws -> UserSession {
+    /// Adds another device to this user's account and returns a session on it. The
+    /// enrolment is signed with the identity key over a fresh challenge from the service.
+    public func addDevice(
+        name: String, kind: DeviceKind? = nil, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()
+    ) async throws -> UserSession {
+        let device = RegisterDeviceRequest(
+            deviceID: deviceID, name: name, kind: kind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation))
+        let challenge = try await client.enrolmentChallenge()
         _ = try await client.registerDevice(
-            RegisterDeviceRequest(deviceID: deviceID, name: name, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)))
+            try DeviceEnrolment.request(userID: keys.userID, challenge: challenge, device: device) {
+                keys.identityKey.signature(for: $0)
+            })
         return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: client.baseURL)
     }
 
