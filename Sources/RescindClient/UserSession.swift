@@ -19,7 +19,7 @@ public struct UserSession: Sendable {
 
     /// Registers the user with their public keys and this device.
     public static func register(
-        keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String,
+        keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
         deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL
     ) async throws -> UserSession {
         var request = RegisterUserRequest(
@@ -27,7 +27,7 @@ public struct UserSession: Sendable {
             agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
             identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
             device: RegisterDeviceRequest(
-                deviceID: deviceID, name: deviceName, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+                deviceID: deviceID, name: deviceName, kind: deviceKind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
             signature: Data())
         request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
         _ = try await GrantServiceClient(baseURL: baseURL).registerUser(request)

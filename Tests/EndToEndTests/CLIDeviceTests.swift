@@ -12,7 +12,8 @@ extension CLITests {
             let slug = name.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "'", with: "")
             let bundle = bed.root.appendingPathComponent("\(slug).bundle").path
             let provisioned = try await agent(
-                ["provision-device", "--name", name, "--out", bundle], directory: person.directory, keyFile: person.keyFile, bed: bed)
+                ["provision-device", "--name", name, "--kind", "laptop", "--out", bundle], directory: person.directory,
+                keyFile: person.keyFile, bed: bed)
             #expect(provisioned.status == 0, "\(provisioned)")
             let blank = try bed.profile(name)
             let enrolled = try await agent(["enroll", "--bundle", bundle], directory: blank.directory, keyFile: blank.keyFile, bed: bed)
@@ -56,6 +57,11 @@ extension CLITests {
                 auditService: profile.auditService, userID: profile.userID, deviceID: profile.deviceID)
         }
 
+        /// The columns of a `device list` row (separated by two spaces or more).
+        static func cells(_ row: String) -> [String] {
+            row.components(separatedBy: "  ").map { $0.trimmed }.filter { !$0.isEmpty }
+        }
+
         /// The `device list` row of a device id.
         static func row(_ deviceID: String, in listing: String) -> String? {
             listing.split(separator: "\n").map(String.init).first { $0.hasPrefix(deviceID) }
@@ -76,7 +82,8 @@ extension CLITests {
                 let phoneRow = try #require(Self.row(phone.deviceID, in: listing), "\(listing)")
                 let laptopRow = try #require(Self.row(laptop.deviceID, in: listing), "\(listing)")
                 #expect(phoneRow.contains("Adult B's rescind CLI") && !phoneRow.contains("never"), "\(listing)")
-                #expect(laptopRow.contains("Adult B's laptop") && laptopRow.hasSuffix("(this device)"), "\(listing)")
+                #expect(Self.cells(laptopRow).prefix(3) == [laptop.deviceID, "Adult B's laptop", "laptop"], "\(listing)")
+                #expect(laptopRow.hasSuffix("(this device)"), "\(listing)")
                 #expect(listing.split(separator: "\n").count == 3, "\(listing)")
 
                 let thief = try Self.copy(of: phone, to: "thief", bed: bed)
@@ -114,6 +121,14 @@ extension CLITests {
                 let listing = try await adultB.ok(["device", "list"])
                 let row = try #require(Self.row(adultB.deviceID, in: listing), "\(listing)")
                 #expect(row.hasSuffix("(this device)") && row.contains("  -  "), "\(listing)")
+
+                // A kind given at creation is listed; an unknown one is a usage error.
+                let adultC = try bed.profile("Adult C")
+                try await adultC.run(["identity", "create", "--name", "Adult C", "--device-kind", "toaster"]).expectUsageError("toaster")
+                try await adultC.ok(["identity", "create", "--name", "Adult C", "--device-kind", "desktop"])
+                let cListing = try await adultC.ok(["device", "list"])
+                let cRow = try #require(cListing.split(separator: "\n").dropFirst().first.map(String.init), "\(cListing)")
+                #expect(Self.cells(cRow)[1...2] == ["Adult C's rescind CLI", "desktop"], "\(cRow)")
             }
         }
     }

@@ -82,3 +82,5 @@ struct DevicesCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension DeviceKind: ExpressibleByArgument {}
