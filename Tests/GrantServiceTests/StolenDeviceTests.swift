@@ -115,6 +115,41 @@ import Testing
         }
     }
 
+    @Test("an enrolment racing the retirement of the phone it comes from is refused")
+    func enrolmentRacingRetirement() async throws {
+        // Adversary: the whole unlocked phone, enrolling a device with a valid token and a
+        // valid identity-key signature while the user retires the phone. The retirement
+        // is held open in a transaction until the enrolment waits on the phone's row, then
+        // committed: the enrolment must not slip in behind it.
+        try await GrantServiceHarness.with { service in
+            let home = try await Self.household(service)
+            let http = service.http
+            let token = try await home.phone.token()
+            let rogue = DeviceEnrolmentTests.newDevice("rogue")
+            let enrolment = try await IdentityRouteTests.enrolment(rogue, by: home.phone)
+
+            let answer = try await service.withConnection { connection in
+                try await connection.execute("BEGIN")
+                try await connection.execute(
+                    "UPDATE devices SET retired_at = now() WHERE device_id = \(home.phone.deviceID)")
+                let request = Task { try await http.send("POST", "v1/devices", token: token, json: enrolment) }
+                // Wait until the enrolment waits for this transaction (a lock on its id).
+                try await service.eventually("the enrolment waits on the retired phone's row") {
+                    try await connection.query(
+                        """
+                        SELECT count(*) FROM pg_locks
+                        WHERE locktype = 'transactionid' AND NOT granted AND transactionid = pg_current_xact_id()::xid
+                        """
+                    ).first!.decode(Int.self, column: 0) == 1
+                }
+                try await connection.execute("COMMIT")
+                return try await request.value
+            }
+            expectError(answer, 401, "unauthenticated")
+            #expect(try await service.count("SELECT count(*) FROM devices WHERE device_id = \(rogue.deviceID)") == 0)
+        }
+    }
+
     @Test("retiring someone else's device is refused and changes nothing")
     func retiringAnotherUsersDevice() async throws {
         // Adversary: another user of the service, with their own valid token.

@@ -71,7 +71,9 @@ struct IdentityController {
             throw APIError.unprocessable(
                 "bad_signature", "the enrolment must be signed with the user's identity key over this challenge and device")
         }
-        return EditedResponse(status: .created, response: try await identities.registerDevice(body.device, userID: caller.userID))
+        let device = try await identities.registerDevice(
+            body.device, userID: caller.userID, vouching: [caller.deviceID, challenge.deviceID])
+        return EditedResponse(status: .created, response: device)
     }
 
     @Sendable func devices(_ request: Request, context: GrantRequestContext) async throws -> DeviceList {

@@ -25,9 +25,19 @@ struct IdentityStore: Sendable {
             agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey)
     }
 
-    /// Enrols a device for `userID`; the caller has verified the identity key's signature.
-    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID) async throws -> DeviceResponse {
-        try await pool.withConnection { connection in
+    /// Enrols a device for `userID` (the caller has verified the identity key's signature)
+    /// while every device in `vouching` (the caller's, the challenge's) is still active.
+    /// Their rows are share-locked first, so a concurrent retirement either comes first and
+    /// the enrolment is refused with 401, or comes after it and finds the new device listed.
+    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID, vouching: Set<UUID>) async throws -> DeviceResponse {
+        try await pool.transaction { connection in
+            let active = try await connection.query(
+                """
+                SELECT device_id FROM devices
+                WHERE device_id = ANY(\(PostgresArray(Array(vouching)))) AND user_id = \(userID) AND retired_at IS NULL
+                FOR SHARE
+                """)
+            guard active.count == vouching.count else { throw APIError.unauthenticated }
             do {
                 try await insertDevice(request, userID: userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
@@ -64,9 +74,12 @@ struct IdentityStore: Sendable {
     }
 
     /// Spends an enrolment challenge of `userID` (whatever the outcome, it cannot be
-    /// answered twice) and returns its nonce and the user's identity key, or nil when it is
-    /// unknown, another user's, expired, used, or its device has been retired.
-    func redeemEnrolmentChallenge(_ challengeID: UUID, userID: UUID) async throws -> (nonce: Data, identityKey: Data)? {
+    /// answered twice) and returns its nonce, the device it was issued to and the user's
+    /// identity key, or nil when it is unknown, another user's, expired, used, or its device
+    /// has been retired.
+    func redeemEnrolmentChallenge(
+        _ challengeID: UUID, userID: UUID
+    ) async throws -> (nonce: Data, deviceID: UUID, identityKey: Data)? {
         try await pool.withConnection { connection in
             let rows = try await connection.query(
                 """
@@ -74,11 +87,11 @@ struct IdentityStore: Sendable {
                 FROM devices d, users u
                 WHERE c.challenge_id = \(challengeID) AND c.user_id = \(userID) AND d.device_id = c.device_id
                   AND u.user_id = c.user_id AND c.used_at IS NULL AND c.expires_at > now() AND d.retired_at IS NULL
-                RETURNING c.nonce, u.identity_public_key
+                RETURNING c.nonce, c.device_id, u.identity_public_key
                 """)
             guard let row = rows.first else { return nil }
-            let (nonce, key) = try row.decode(Data.self, Data.self)
-            return (nonce, key)
+            let (nonce, device, key) = try row.decode(Data.self, UUID.self, Data.self)
+            return (nonce, device, key)
         }
     }
 
