@@ -10,9 +10,10 @@ let usage = """
            rescind-agent status [--json]           what this device holds (no secrets)
            rescind-agent at-rest on|off            encrypt / decrypt every cached record in place (agent stopped)
            rescind-agent export-backup --out FILE  the cache without any key (ciphertext under the FMKs + metadata)
-           rescind-agent enroll --new-user --name NAME [--device-name NAME]
+           rescind-agent enroll --new-user --name NAME [--device-name NAME] [--device-kind KIND]
            rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
-           rescind-agent provision-device --name NAME --out FILE
+           rescind-agent provision-device --name NAME [--kind KIND] --out FILE
+                                                   (KIND: phone, tablet, laptop, desktop, server, other)
     """
 
 func option(_ name: String, in arguments: [String]) -> String? {
@@ -87,6 +88,7 @@ do {
             let name = try required("--name", in: arguments)
             let enrolled = try await DeviceEnrollment.registerNewUser(
                 displayName: name, deviceName: option("--device-name", in: arguments) ?? "\(name)'s agent",
+                deviceKind: try DeviceEnrollment.deviceKind(option("--device-kind", in: arguments)),
                 configuration: configuration)
             print("registered user \(enrolled.userID.uuidString.lowercased()) with device \(enrolled.deviceID.uuidString.lowercased())")
         } else {
@@ -94,7 +96,8 @@ do {
         }
     case "provision-device":
         let deviceID = try await DeviceEnrollment.provisionDevice(
-            name: try required("--name", in: arguments), bundlePath: try required("--out", in: arguments),
+            name: try required("--name", in: arguments), kind: try DeviceEnrollment.deviceKind(option("--kind", in: arguments)),
+            bundlePath: try required("--out", in: arguments),
             passphrase: try bundlePassphrase(), configuration: configuration)
         print("registered device \(deviceID.uuidString.lowercased()); its identity bundle is at \(try required("--out", in: arguments))")
     case "help", "--help", "-h":

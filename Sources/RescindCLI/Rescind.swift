@@ -23,6 +23,7 @@ struct Rescind: AsyncParsableCommand {
             RecordCommand.self,
             GrantCommand.self,
             RevokeCommand.self,
+            DevicesCommand.self,
             AccessLogCommand.self,
             RevocationStatusCommand.self,
             TailCommand.self,

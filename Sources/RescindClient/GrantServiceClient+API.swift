@@ -17,7 +17,13 @@ extension GrantServiceClient {
         try await send(.post, "v1/users", body: request, authenticated: false)
     }
 
-    public func registerDevice(_ request: RegisterDeviceRequest) async throws -> DeviceResponse {
+    /// A single-use challenge for `registerDevice`, tied to this client's device.
+    public func enrolmentChallenge() async throws -> ChallengeResponse {
+        try await send(.post, "v1/enrolment-challenges", body: Empty())
+    }
+
+    /// Enrols another device of this user; `UserSession.addDevice` builds the signed request.
+    public func registerDevice(_ request: EnrolDeviceRequest) async throws -> DeviceResponse {
         try await send(.post, "v1/devices", body: request)
     }
 

@@ -19,7 +19,7 @@ public struct UserSession: Sendable {
 
     /// Registers the user with their public keys and this device.
     public static func register(
-        keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String,
+        keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
         deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL
     ) async throws -> UserSession {
         var request = RegisterUserRequest(
@@ -27,17 +27,25 @@ public struct UserSession: Sendable {
             agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
             identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
             device: RegisterDeviceRequest(
-                deviceID: deviceID, name: deviceName, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+                deviceID: deviceID, name: deviceName, kind: deviceKind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
             signature: Data())
         request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
         _ = try await GrantServiceClient(baseURL: baseURL).registerUser(request)
         return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL)
     }
 
-    /// Adds another device to this user's account and returns a session on it.
-    public func addDevice(name: String, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()) async throws -> UserSession {
+    /// Adds another device to this user's account and returns a session on it. The
+    /// enrolment is signed with the identity key over a fresh challenge from the service.
+    public func addDevice(
+        name: String, kind: DeviceKind? = nil, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()
+    ) async throws -> UserSession {
+        let device = RegisterDeviceRequest(
+            deviceID: deviceID, name: name, kind: kind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation))
+        let challenge = try await client.enrolmentChallenge()
         _ = try await client.registerDevice(
-            RegisterDeviceRequest(deviceID: deviceID, name: name, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)))
+            try DeviceEnrolment.request(userID: keys.userID, challenge: challenge, device: device) {
+                keys.identityKey.signature(for: $0)
+            })
         return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: client.baseURL)
     }
 

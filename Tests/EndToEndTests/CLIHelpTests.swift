@@ -5,7 +5,7 @@ extension CLITests {
         static let commands = [
             "", "identity", "identity create", "identity show", "identity rotate", "identity passphrase",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
-            "record", "record add", "record list", "record show", "grant", "revoke", "access-log", "revocation",
+            "record", "record add", "record list", "record show", "grant", "revoke", "device", "device list", "device retire", "access-log", "revocation",
             "tail", "migrate", "stack", "keys", "keys generate", "keys public", "demo",
         ]
 

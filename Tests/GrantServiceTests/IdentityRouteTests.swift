@@ -109,25 +109,53 @@ import Testing
             let http = service.http
             let token = try await adultA.token()
             let iPadKey = Ed25519.PrivateKey()
-            let iPad = RegisterDeviceRequest(deviceID: UUID(), name: "iPad", signingPublicKey: Data(iPadKey.publicKey.rawRepresentation))
+            let iPad = RegisterDeviceRequest(
+                deviceID: UUID(), name: "iPad", kind: .tablet, signingPublicKey: Data(iPadKey.publicKey.rawRepresentation))
 
-            let created = try await http.send("POST", "v1/devices", token: token, json: iPad)
-            #expect(created.status == 201)
+            let created = try await http.send("POST", "v1/devices", token: token, json: try await Self.enrolment(iPad, by: adultA))
+            #expect(created.status == 201, "\(created.text)")
             let device = try created.decode(DeviceResponse.self)
-            #expect(device.userID == adultA.keys.userID && device.retiredAt == nil)
-            #expect(Set(try await adultA.client.devices().map(\.deviceID)) == [adultA.deviceID, iPad.deviceID])
+            #expect(device.userID == adultA.keys.userID && device.retiredAt == nil && device.kind == .tablet)
+            let listed = try await adultA.client.devices()
+            #expect(listed.map(\.deviceID) == [adultA.deviceID, iPad.deviceID])
+            // The caller's device has been used (this very call); the iPad never signed in.
+            #expect(listed[0].lastUsedAt != nil && listed[1].lastUsedAt == nil)
 
-            expectError(try await http.send("POST", "v1/devices", token: token, json: iPad), 409, "already_registered")
+            // 409 after a valid signature: the same device id, or another id with the same key.
+            expectError(
+                try await http.send("POST", "v1/devices", token: token, json: try await Self.enrolment(iPad, by: adultA)), 409,
+                "already_registered")
             var sameKey = iPad
             sameKey.deviceID = UUID()
-            expectError(try await http.send("POST", "v1/devices", token: token, json: sameKey), 409, "already_registered")
+            expectError(
+                try await http.send("POST", "v1/devices", token: token, json: try await Self.enrolment(sameKey, by: adultA)),
+                409, "already_registered")
             let badKey = RegisterDeviceRequest(deviceID: UUID(), name: "watch", signingPublicKey: Data(count: 12))
-            expectError(try await http.send("POST", "v1/devices", token: token, json: badKey), 422, "invalid_public_key")
+            expectError(
+                try await http.send("POST", "v1/devices", token: token, json: try await Self.enrolment(badKey, by: adultA)),
+                422, "invalid_public_key")
             let nameless = RegisterDeviceRequest(deviceID: UUID(), name: "", signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
-            expectError(try await http.send("POST", "v1/devices", token: token, json: nameless), 400, "bad_request")
+            expectError(
+                try await http.send("POST", "v1/devices", token: token, json: try await Self.enrolment(nameless, by: adultA)),
+                400, "bad_request")
             expectError(try await http.send("POST", "v1/devices", token: token, text: "[]"), 400, "bad_request")
+            expectError(
+                try await http.send(
+                    "POST", "v1/devices", token: token,
+                    text: #"{"device":{"device_id":"\#(UUID())","name":"x","kind":"toaster","signing_public_key":"\#(iPad.signingPublicKey.base64EncodedString())"},"challenge_id":"\#(UUID())","signature":""}"#),
+                400, "bad_request")
             expectError(try await http.send("POST", "v1/devices", json: nameless), 401, "unauthenticated")
+            expectError(try await http.send("POST", "v1/enrolment-challenges"), 401, "unauthenticated")
             expectError(try await http.send("GET", "v1/devices"), 401, "unauthenticated")
+            #expect(try await service.count("SELECT count(*) FROM devices") == 2)
+        }
+    }
+
+    /// `device` enrolled as `session`'s user asks: a fresh challenge, signed with the identity key.
+    static func enrolment(_ device: RegisterDeviceRequest, by session: UserSession) async throws -> EnrolDeviceRequest {
+        let challenge = try await session.client.enrolmentChallenge()
+        return try DeviceEnrolment.request(userID: session.keys.userID, challenge: challenge, device: device) {
+            session.keys.identityKey.signature(for: $0)
         }
     }
 

@@ -18,14 +18,14 @@ public enum DeviceEnrollment {
     /// Registers a new user whose first device is this one.
     @discardableResult
     public static func registerNewUser(
-        displayName: String, deviceName: String, configuration: AgentConfiguration
+        displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, configuration: AgentConfiguration
     ) async throws -> (userID: UUID, deviceID: UUID) {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
         let deviceKey = Ed25519.PrivateKey()
         let session = try await GrantServiceCall.run {
             try await UserSession.register(
-                keys: keys, displayName: displayName, deviceName: deviceName, deviceKey: deviceKey,
+                keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceKey: deviceKey,
                 baseURL: configuration.grantServiceURL)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
@@ -68,23 +68,34 @@ public enum DeviceEnrollment {
         return (keystore.userKeys.userID, keystore.deviceID)
     }
 
-    /// From this enrolled device: registers a new device of the same user and writes its
-    /// identity bundle (0600) to `bundlePath`.
+    /// From this enrolled device: registers a new device of the same user (signed with the
+    /// identity key in this keystore) and writes its identity bundle (0600) to `bundlePath`.
     @discardableResult
     public static func provisionDevice(
-        name: String, bundlePath: String, passphrase: String, configuration: AgentConfiguration
+        name: String, kind: DeviceKind? = nil, bundlePath: String, passphrase: String, configuration: AgentConfiguration
     ) async throws -> UUID {
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         let session = UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
             baseURL: configuration.grantServiceURL)
         let deviceKey = Ed25519.PrivateKey()
-        let added = try await GrantServiceCall.run { try await session.addDevice(name: name, deviceKey: deviceKey) }
+        let added = try await GrantServiceCall.run { try await session.addDevice(name: name, kind: kind, deviceKey: deviceKey) }
         let bundle = try await Keystore.bundle(
             userKeys: keystore.userKeys, deviceID: added.deviceID, deviceKey: deviceKey, passphrase: passphrase,
             cost: configuration.keyDerivation)
         try SecureFiles.writeOwnerOnly(bundle, to: bundlePath)
         return added.deviceID
+    }
+
+    /// A device kind named on a command line (nil for none).
+    /// - Throws: `AgentError.configuration` naming the kinds there are.
+    public static func deviceKind(_ text: String?) throws -> DeviceKind? {
+        guard let text else { return nil }
+        guard let kind = DeviceKind(rawValue: text) else {
+            throw AgentError(
+                .configuration, "unknown device kind \(text): one of \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return kind
     }
 
     private static func refuseIfEnrolled(_ configuration: AgentConfiguration) throws {

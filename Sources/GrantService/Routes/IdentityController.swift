@@ -18,6 +18,7 @@ struct IdentityController {
     func addAuthenticatedRoutes(to group: RouterGroup<GrantRequestContext>) {
         group.get("me", use: me)
         group.get("users/:userID", use: user)
+        group.post("enrolment-challenges", use: enrolmentChallenge)
         group.post("devices", use: registerDevice)
         group.get("devices", use: devices)
         group.delete("devices/:deviceID", use: retireDevice)
@@ -36,12 +37,43 @@ struct IdentityController {
         return EditedResponse(status: .created, response: try await identities.registerUser(body))
     }
 
+    /// A fresh single-use challenge for enrolling another device of the caller's user.
+    @Sendable func enrolmentChallenge(_ request: Request, context: GrantRequestContext) async throws -> ChallengeResponse {
+        let caller = try context.requireIdentity()
+        return try await identities.createEnrolmentChallenge(
+            userID: caller.userID, deviceID: caller.deviceID, nonce: Data(SecureRandom.bytes(count: 32)),
+            lifetime: lifetimes.challenge)
+    }
+
+    /// Enrols a device: the bearer token says which user; the user's identity key's
+    /// signature over a fresh challenge says the user wants it. A token alone enrols nothing.
     @Sendable func registerDevice(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<DeviceResponse> {
         let caller = try context.requireIdentity()
-        let body = try await request.decode(as: RegisterDeviceRequest.self, context: context)
-        try Validation.deviceName(body.name)
-        _ = try Validation.signingKey(body.signingPublicKey, field: "signing_public_key")
-        return EditedResponse(status: .created, response: try await identities.registerDevice(body, userID: caller.userID))
+        let body: EnrolDeviceRequest
+        do {
+            body = try await request.decode(as: EnrolDeviceRequest.self, context: context)
+        } catch let error as APIError where error.code == "bad_request" {
+            throw APIError.badRequest(
+                "\(error.message); an enrolment is {device, challenge_id, signature}, signed with the user's "
+                    + "identity key over a challenge from POST /v1/enrolment-challenges")
+        }
+        try Validation.deviceName(body.device.name)
+        _ = try Validation.signingKey(body.device.signingPublicKey, field: "device.signing_public_key")
+        // The challenge is spent by this call whatever the outcome: a signature works once.
+        guard let challenge = try await identities.redeemEnrolmentChallenge(body.challengeID, userID: caller.userID) else {
+            throw APIError.unprocessable("invalid_challenge", "unknown, expired or already used enrolment challenge")
+        }
+        let input = try DeviceEnrolment.signingInput(
+            userID: caller.userID, challengeID: body.challengeID, nonce: challenge.nonce, device: body.device)
+        guard let identityKey = try? Ed25519.PublicKey(rawRepresentation: [UInt8](challenge.identityKey)),
+            identityKey.isValidSignature([UInt8](body.signature), for: input)
+        else {
+            throw APIError.unprocessable(
+                "bad_signature", "the enrolment must be signed with the user's identity key over this challenge and device")
+        }
+        let device = try await identities.registerDevice(
+            body.device, userID: caller.userID, vouching: [caller.deviceID, challenge.deviceID])
+        return EditedResponse(status: .created, response: device)
     }
 
     @Sendable func devices(_ request: Request, context: GrantRequestContext) async throws -> DeviceList {

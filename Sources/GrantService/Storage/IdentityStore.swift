@@ -25,8 +25,19 @@ struct IdentityStore: Sendable {
             agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey)
     }
 
-    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID) async throws -> DeviceResponse {
-        try await pool.withConnection { connection in
+    /// Enrols a device for `userID` (the caller has verified the identity key's signature)
+    /// while every device in `vouching` (the caller's, the challenge's) is still active.
+    /// Their rows are share-locked first, so a concurrent retirement either comes first and
+    /// the enrolment is refused with 401, or comes after it and finds the new device listed.
+    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID, vouching: Set<UUID>) async throws -> DeviceResponse {
+        try await pool.transaction { connection in
+            let active = try await connection.query(
+                """
+                SELECT device_id FROM devices
+                WHERE device_id = ANY(\(PostgresArray(Array(vouching)))) AND user_id = \(userID) AND retired_at IS NULL
+                FOR SHARE
+                """)
+            guard active.count == vouching.count else { throw APIError.unauthenticated }
             do {
                 try await insertDevice(request, userID: userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
@@ -39,9 +50,49 @@ struct IdentityStore: Sendable {
     private func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
         try await connection.execute(
             """
-            INSERT INTO devices (device_id, user_id, name, signing_public_key)
-            VALUES (\(request.deviceID), \(userID), \(request.name), \(request.signingPublicKey))
+            INSERT INTO devices (device_id, user_id, name, kind, signing_public_key)
+            VALUES (\(request.deviceID), \(userID), \(request.name), \(request.kind?.rawValue), \(request.signingPublicKey))
             """)
+    }
+
+    // MARK: Enrolment challenges
+
+    /// A one-time enrolment challenge for the user of an active device, tied to that device.
+    func createEnrolmentChallenge(userID: UUID, deviceID: UUID, nonce: Data, lifetime: Duration) async throws -> ChallengeResponse {
+        try await pool.withConnection { connection in
+            let challengeID = UUID()
+            let rows = try await connection.query(
+                """
+                INSERT INTO enrolment_challenges (challenge_id, user_id, device_id, nonce, expires_at)
+                SELECT \(challengeID), user_id, device_id, \(nonce), now() + make_interval(secs => \(lifetime.wholeSeconds))
+                FROM devices WHERE device_id = \(deviceID) AND user_id = \(userID) AND retired_at IS NULL
+                RETURNING expires_at
+                """)
+            guard let expiresAt = try rows.first?.decode(Date.self, column: 0) else { throw APIError.unauthenticated }
+            return ChallengeResponse(challengeID: challengeID, nonce: nonce, expiresAt: expiresAt)
+        }
+    }
+
+    /// Spends an enrolment challenge of `userID` (whatever the outcome, it cannot be
+    /// answered twice) and returns its nonce, the device it was issued to and the user's
+    /// identity key, or nil when it is unknown, another user's, expired, used, or its device
+    /// has been retired.
+    func redeemEnrolmentChallenge(
+        _ challengeID: UUID, userID: UUID
+    ) async throws -> (nonce: Data, deviceID: UUID, identityKey: Data)? {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE enrolment_challenges c SET used_at = now()
+                FROM devices d, users u
+                WHERE c.challenge_id = \(challengeID) AND c.user_id = \(userID) AND d.device_id = c.device_id
+                  AND u.user_id = c.user_id AND c.used_at IS NULL AND c.expires_at > now() AND d.retired_at IS NULL
+                RETURNING c.nonce, c.device_id, u.identity_public_key
+                """)
+            guard let row = rows.first else { return nil }
+            let (nonce, device, key) = try row.decode(Data.self, UUID.self, Data.self)
+            return (nonce, device, key)
+        }
     }
 
     func user(_ userID: UUID) async throws -> UserResponse? {
@@ -71,8 +122,7 @@ struct IdentityStore: Sendable {
     private func device(_ deviceID: UUID, on connection: PostgresConnection) async throws -> DeviceResponse? {
         try await connection.query(
             """
-            SELECT device_id, user_id, name, signing_public_key, registered_at, retired_at
-            FROM devices WHERE device_id = \(deviceID)
+            SELECT \(unescaped: Self.deviceColumns) FROM devices WHERE device_id = \(deviceID)
             """
         ).first.map(Self.decodeDevice)
     }
@@ -81,21 +131,25 @@ struct IdentityStore: Sendable {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT device_id, user_id, name, signing_public_key, registered_at, retired_at
-                FROM devices WHERE user_id = \(userID) ORDER BY registered_at, device_id
+                SELECT \(unescaped: Self.deviceColumns) FROM devices WHERE user_id = \(userID)
+                ORDER BY registered_at, device_id
                 """
             ).map(Self.decodeDevice)
         }
     }
 
+    private static let deviceColumns = "device_id, user_id, name, kind, signing_public_key, registered_at, last_used_at, retired_at"
+
     private static func decodeDevice(_ row: PostgresRow) throws -> DeviceResponse {
-        let (id, user, name, key, registered, retired) = try row.decode(
-            UUID.self, UUID.self, String.self, Data.self, Date.self, Date?.self)
+        let (id, user, name, kind, key, registered, lastUsed, retired) = try row.decode(
+            UUID.self, UUID.self, String.self, String?.self, Data.self, Date.self, Date?.self, Date?.self)
         return DeviceResponse(
-            deviceID: id, userID: user, name: name, signingPublicKey: key, registeredAt: registered, retiredAt: retired)
+            deviceID: id, userID: user, name: name, kind: kind.flatMap(DeviceKind.init(rawValue:)), signingPublicKey: key,
+            registeredAt: registered, lastUsedAt: lastUsed, retiredAt: retired)
     }
 
-    /// Retires a device of `userID` and deletes its tokens in the same transaction.
+    /// Retires a device of `userID` and, in the same transaction, deletes its tokens and its
+    /// open authentication and enrolment challenges: its next call is a 401.
     func retireDevice(_ deviceID: UUID, by userID: UUID) async throws {
         try await pool.transaction { connection in
             guard let owner = try await connection.query(
@@ -107,6 +161,8 @@ struct IdentityStore: Sendable {
             try await connection.execute(
                 "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
             try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
+            try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
+            try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
         }
     }
 
@@ -160,13 +216,22 @@ struct IdentityStore: Sendable {
         }
     }
 
-    /// The device a token hash belongs to, if the token is unexpired and the device active.
+    /// The device a token hash belongs to, if the token is unexpired and the device active;
+    /// notes the device's last use when the one recorded is a minute old or more (one
+    /// statement, and at most one row write a minute per device).
     func authenticate(tokenHash: Data) async throws -> AuthenticatedDevice? {
         try await pool.withConnection { connection in
             let rows = try await connection.query(
                 """
-                SELECT t.user_id, t.device_id FROM auth_tokens t JOIN devices d USING (device_id)
-                WHERE t.token_hash = \(tokenHash) AND t.expires_at > now() AND d.retired_at IS NULL
+                WITH caller AS (
+                    SELECT t.user_id, t.device_id FROM auth_tokens t JOIN devices d USING (device_id)
+                    WHERE t.token_hash = \(tokenHash) AND t.expires_at > now() AND d.retired_at IS NULL
+                ), used AS (
+                    UPDATE devices d SET last_used_at = now() FROM caller
+                    WHERE d.device_id = caller.device_id
+                      AND (d.last_used_at IS NULL OR d.last_used_at < now() - interval '1 minute')
+                )
+                SELECT user_id, device_id FROM caller
                 """)
             guard let row = rows.first else { return nil }
             let (user, device) = try row.decode(UUID.self, UUID.self)

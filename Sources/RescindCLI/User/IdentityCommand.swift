@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeviceAgent
 import Foundation
+import RescindProtocol
 
 /// Creates or shows this profile's user identity.
 struct IdentityCommand: AsyncParsableCommand {
@@ -30,10 +31,13 @@ struct IdentityCommand: AsyncParsableCommand {
         @OptionGroup var profile: ProfileOptions
         @Option(help: "Your display name.") var name: String
         @Option(help: "This device's name.") var deviceName: String?
+        @Option(help: "This device's kind: \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+        var deviceKind: DeviceKind?
 
         func run() async throws {
             let enrolled = try await DeviceEnrollment.registerNewUser(
-                displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", configuration: try await profile.configuration())
+                displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
+                configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")

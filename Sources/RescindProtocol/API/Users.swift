@@ -1,20 +1,27 @@
 import Foundation
 
-/// Adds a device; its Ed25519 key is what it authenticates and signs acks with.
+/// A device to register; its Ed25519 key is what it authenticates and signs acks with.
+/// Another device of an existing user is enrolled with `EnrolDeviceRequest`, which wraps
+/// this in a statement signed by the user's identity key.
 public struct RegisterDeviceRequest: Codable, Sendable, Equatable {
     public var deviceID: UUID
     public var name: String
+    /// Optional; shown by `rescind device list`. Absent from the JSON when nil, so that
+    /// signatures made before the field existed still verify.
+    public var kind: DeviceKind?
     public var signingPublicKey: Data
 
-    public init(deviceID: UUID, name: String, signingPublicKey: Data) {
+    public init(deviceID: UUID, name: String, kind: DeviceKind? = nil, signingPublicKey: Data) {
         self.deviceID = deviceID
         self.name = name
+        self.kind = kind
         self.signingPublicKey = signingPublicKey
     }
 
     enum CodingKeys: String, CodingKey {
         case deviceID = "device_id"
         case name
+        case kind
         case signingPublicKey = "signing_public_key"
     }
 }
@@ -78,16 +85,24 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
     public var deviceID: UUID
     public var userID: UUID
     public var name: String
+    public var kind: DeviceKind?
     public var signingPublicKey: Data
     public var registeredAt: Date
+    /// The device's last authenticated call, to the minute; nil if it never made one.
+    public var lastUsedAt: Date?
     public var retiredAt: Date?
 
-    public init(deviceID: UUID, userID: UUID, name: String, signingPublicKey: Data, registeredAt: Date, retiredAt: Date? = nil) {
+    public init(
+        deviceID: UUID, userID: UUID, name: String, kind: DeviceKind? = nil, signingPublicKey: Data, registeredAt: Date,
+        lastUsedAt: Date? = nil, retiredAt: Date? = nil
+    ) {
         self.deviceID = deviceID
         self.userID = userID
         self.name = name
+        self.kind = kind
         self.signingPublicKey = signingPublicKey
         self.registeredAt = registeredAt
+        self.lastUsedAt = lastUsedAt
         self.retiredAt = retiredAt
     }
 
@@ -95,8 +110,10 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         case deviceID = "device_id"
         case userID = "user_id"
         case name
+        case kind
         case signingPublicKey = "signing_public_key"
         case registeredAt = "registered_at"
+        case lastUsedAt = "last_used_at"
         case retiredAt = "retired_at"
     }
 }

@@ -13,6 +13,9 @@ enum RescindProcess {
     static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("rescind")
 
+    /// The device agent, built beside it (for enrolling a profile's second device).
+    static let agentBinary = binary.deletingLastPathComponent().appendingPathComponent("rescind-agent")
+
     static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary.path) }
 
     /// What one run printed and how it ended.
@@ -38,7 +41,8 @@ enum RescindProcess {
     /// Runs `rescind arguments` with exactly `environment` (plus a PATH and a HOME of its own),
     /// standard input closed; kills it after `timeout`.
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90)
+        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90),
+        executable: URL = binary
     ) async throws -> Output {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -55,7 +59,7 @@ enum RescindProcess {
         }
 
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path].merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import RescindProtocol
+
+/// The user's enrolled devices: list them, retire a lost or stolen one.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "List your devices, and retire a lost or stolen one.",
+        discussion: """
+            A new device is enrolled only with your identity key's signature (`rescind-agent
+            provision-device` on one of your devices does it); a stolen device's token alone
+            enrols nothing. Retiring a device ends its tokens and open challenges at once.
+
+            Examples:
+              rescind device list
+              rescind device retire 0c7d…   (from any other of your devices)
+            """,
+        subcommands: [List.self, Retire.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List your devices: id, name, kind, enrolled, last used, retired.",
+            discussion: """
+                Times are UTC; "last used" is the device's last authenticated call, to the minute.
+
+                Example:
+                  rescind device list
+                """)
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            let session = try await profile.session()
+            let devices = try await session.client.devices()
+            let rows = devices.map { device in
+                [
+                    device.deviceID.uuidString.lowercased(), device.name, device.kind?.rawValue ?? "-",
+                    Self.time(device.registeredAt), device.lastUsedAt.map(Self.time) ?? "never",
+                    device.retiredAt.map(Self.time) ?? "-",
+                    device.deviceID == session.deviceID ? "(this device)" : "",
+                ]
+            }
+            let header = ["device", "name", "kind", "enrolled", "last used", "retired", ""]
+            let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+            for row in [header] + rows {
+                let cells = row.indices.map { $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            }
+        }
+
+        static func time(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm'Z'"
+            return formatter.string(from: date)
+        }
+    }
+
+    struct Retire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Retire one of your devices: its tokens and open challenges die at once, and it cannot sign in again.",
+            discussion: """
+                The device's next call is refused (401), it can obtain no new token, and it
+                can enrol no device. It keeps what it already held (cached records and, if its
+                keystore can be unlocked, your keys); README, "Security model", says what a
+                stolen device can still do and what to do next.
+
+                Example:
+                  rescind device retire 0c7d2e4a-…   (the id from `rescind device list`)
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The device's id (from `rescind device list`).") var device: UUID
+
+        func run() async throws {
+            let session = try await profile.session()
+            try await session.client.retireDevice(device)
+            print("retired device \(device.uuidString.lowercased()): its tokens and open challenges are gone")
+            if device == session.deviceID {
+                print("that was this profile's device: it can no longer sign in")
+            }
+        }
+    }
+}
+
+extension DeviceKind: ExpressibleByArgument {}

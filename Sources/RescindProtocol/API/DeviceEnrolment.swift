@@ -1,0 +1,63 @@
+import Foundation
+
+/// What kind of machine a device is; only for people reading `rescind device list`.
+public enum DeviceKind: String, Codable, Sendable, CaseIterable {
+    case phone, tablet, laptop, desktop, server, other
+}
+
+/// Enrols another device of the caller's user (`POST /v1/devices`).
+///
+/// A bearer token proves only that the caller holds one of the user's devices; a thief
+/// holding an unlocked phone has that. The enrolment must also carry the user's identity
+/// key's signature over `DeviceEnrolment.signingInput`, which names a fresh single-use
+/// challenge (`POST /v1/enrolment-challenges`), so a signature can be neither
+/// made with a device key nor replayed.
+public struct EnrolDeviceRequest: Codable, Sendable, Equatable {
+    public var device: RegisterDeviceRequest
+    public var challengeID: UUID
+    public var signature: Data
+
+    public init(device: RegisterDeviceRequest, challengeID: UUID, signature: Data) {
+        self.device = device
+        self.challengeID = challengeID
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case device
+        case challengeID = "challenge_id"
+        case signature
+    }
+}
+
+/// The statement a user's identity key signs to enrol a device.
+public enum DeviceEnrolment {
+    /// `rescind-enrol-device-v1\n` followed by the canonical JSON of the user id, the
+    /// challenge (id and nonce) and the whole device (id, name, kind if any, signing key).
+    public static func signingInput(userID: UUID, challengeID: UUID, nonce: Data, device: RegisterDeviceRequest) throws -> [UInt8] {
+        let statement = Statement(userID: userID, challengeID: challengeID, nonce: nonce, device: device)
+        return Array("rescind-enrol-device-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(statement))
+    }
+
+    /// Signs the enrolment of `device` for `userID` with the identity key's signing function.
+    public static func request(
+        userID: UUID, challenge: ChallengeResponse, device: RegisterDeviceRequest, sign: ([UInt8]) -> [UInt8]
+    ) throws -> EnrolDeviceRequest {
+        let input = try signingInput(userID: userID, challengeID: challenge.challengeID, nonce: challenge.nonce, device: device)
+        return EnrolDeviceRequest(device: device, challengeID: challenge.challengeID, signature: Data(sign(input)))
+    }
+
+    struct Statement: Encodable {
+        let userID: UUID
+        let challengeID: UUID
+        let nonce: Data
+        let device: RegisterDeviceRequest
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case challengeID = "challenge_id"
+            case nonce
+            case device
+        }
+    }
+}
