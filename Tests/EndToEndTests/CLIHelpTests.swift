@@ -3,7 +3,7 @@ import Testing
 extension CLITests {
     @Suite("rescind --help") struct Help {
         static let commands = [
-            "", "identity", "identity create", "identity show", "identity rotate", "identity passphrase",
+            "", "identity", "identity create", "identity show", "identity code", "identity rotate", "identity passphrase",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
             "record", "record add", "record list", "record show", "grant", "revoke", "device", "device list", "device retire", "access-log", "revocation",
             "tail", "migrate", "stack", "keys", "keys generate", "keys public", "demo",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeviceAgent
 import Foundation
+import RescindCrypto
 import RescindProtocol
 
 /// Creates or shows this profile's user identity.
@@ -15,7 +16,7 @@ struct IdentityCommand: AsyncParsableCommand {
               rescind identity rotate
               RESCIND_NEW_PASSPHRASE=… rescind identity passphrase
             """,
-        subcommands: [Create.self, Show.self, Rotate.self, Passphrase.self])
+        subcommands: [Create.self, Show.self, Code.self, Rotate.self, Passphrase.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -58,6 +59,30 @@ struct IdentityCommand: AsyncParsableCommand {
             print("agreement key     \(Data(session.keys.agreementKey.publicKey.rawRepresentation).base64EncodedString())")
             print("identity key      \(Data(session.keys.identityKey.publicKey.rawRepresentation).base64EncodedString())")
             print("generation        \(try await session.client.me().user.identityGeneration)")
+        }
+    }
+
+    struct Code: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the verification code your keys give with another user's current keys.",
+            discussion: """
+                Both of you run it, each with the other's user id, and compare the codes out of band
+                (in person, by phone): the same code means each of you holds the other's real current
+                key. After a stolen device, the owner re-grants you only once the codes match.
+
+                Example:
+                  rescind identity code --with 93ab…
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "The other user's id.") var with: UUID
+
+        func run() async throws {
+            let session = try await profile.session()
+            let other = try await session.client.user(with)
+            let code = try session.keys.agreementKey.verificationCode(
+                with: try X25519.PublicKey(rawRepresentation: [UInt8](other.agreementPublicKey)))
+            print("verification code \(code) (your keys with \(other.displayName)'s, generation \(other.identityGeneration))")
         }
     }
 

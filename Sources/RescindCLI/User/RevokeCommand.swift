@@ -10,17 +10,31 @@ struct RevokeCommand: AsyncParsableCommand {
         abstract: "Revoke a user: new FMK, every record re-encrypted and uploaded, one atomic commit.",
         discussion: """
             Shows a live progress bar of records re-encrypted and uploaded. With --everywhere,
-            revokes the user from every family member you own (stolen device).
+            revokes the user from every family member you own.
+
+            With --everywhere --stolen (a device of theirs was lost or stolen), also re-grants them
+            at the new FMK versions once they have rotated their identity keys on a device they
+            still have (`rescind identity rotate`, after `rescind device retire D`): nothing is
+            ever wrapped to keys the stolen device held. The plan is kept in the profile, so the
+            command is safe to run again after a failure and finishes what is left; it prints
+            what is done and what is left. Before re-granting it asks you to compare the
+            verification code of their new keys with the one their device shows (--code).
 
             Examples:
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
-              rescind revoke --everywhere --user 93ab… --reason "device stolen"
+              rescind revoke --everywhere --user 93ab… --reason "left the household"
+              rescind revoke --everywhere --stolen --user 93ab… --reason "phone stolen"
+              rescind revoke --everywhere --stolen --user 93ab… --code 3F-A2-7C
             """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Family member id (omit with --everywhere).") var familyMember: UUID?
     @Option(help: "The user to revoke.") var user: UUID
     @Option(help: "Why (kept in the audit log).") var reason: String?
     @Flag(help: "Every family member you own.") var everywhere = false
+    @Flag(help: "A device of theirs was stolen: re-grant them after they rotate their identity keys (with --everywhere).")
+    var stolen = false
+    @Option(help: "With --stolen: the verification code their device shows for their new keys (`rescind identity code --with <you>`).")
+    var code: String?
     @Option(help: "Records per upload request.") var batchSize = 500
 
     func validate() throws {
@@ -28,10 +42,13 @@ struct RevokeCommand: AsyncParsableCommand {
             throw ValidationError("give a family member id, or --everywhere (not both)")
         }
         guard (1...5000).contains(batchSize) else { throw ValidationError("--batch-size must be 1…5000") }
+        guard !stolen || everywhere else { throw ValidationError("--stolen goes with --everywhere") }
+        guard code == nil || stolen else { throw ValidationError("--code goes with --stolen") }
     }
 
     func run() async throws {
         let session = try await profile.session()
+        if stolen { return try await recover(session) }
         let bar = ProgressBar(label: "re-encrypting")
         let committed: [RevocationCommitted]
         if let familyMember {
@@ -45,6 +62,56 @@ struct RevokeCommand: AsyncParsableCommand {
                 \(revocation.recordsReencrypted) records re-encrypted, \(revocation.devicesNotified) devices notified \
                 (event \(revocation.eventID.uuidString.lowercased()))
                 """)
+        }
+    }
+
+    /// The stolen-device flow: revoke everywhere, then re-grant to rotated keys; resumable.
+    private func recover(_ session: UserSession) async throws {
+        let planPath = profile.directory + "/stolen-device-\(user.uuidString.lowercased()).json"
+        var recovery: StolenDeviceRecovery
+        if let data = FileManager.default.contents(atPath: planPath) {
+            recovery = try CanonicalJSON.decode(StolenDeviceRecovery.self, from: data)
+            print("resuming the recovery begun for \(user.uuidString.lowercased())")
+        } else {
+            recovery = try await session.beginStolenDeviceRecovery(user: user, reason: reason)
+        }
+        let bar = ProgressBar(label: "re-encrypting")
+        let steps = try await session.advance(&recovery, confirmedCode: code, progress: bar.update) { plan in
+            // Ids and versions only (no key material); replaced atomically so a kill leaves the old or the new plan.
+            try CanonicalJSON.encode(plan).write(to: URL(fileURLWithPath: planPath), options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: planPath)
+        }
+        for step in steps {
+            switch step {
+            case .revoked(let member, let version, let records):
+                print("revoked from \(member.uuidString.lowercased()): FMK v\(version), \(records) records re-encrypted")
+            case .alreadyRevoked(let member):
+                print("revoked from \(member.uuidString.lowercased()) (by the earlier run)")
+            case .regranted(let member, let version, let code):
+                print("re-granted \(member.uuidString.lowercased()) at FMK v\(version) to their new keys; verification code \(code)")
+            case .confirmNewKeys(let generation, let code):
+                print("""
+                    they rotated their identity keys (generation \(generation)). Ask them to run \
+                    `rescind identity code --with \(session.keys.userID.uuidString.lowercased())` on their own device: \
+                    if it shows \(code), run this command again with --code \(code); if not, someone else rotated \
+                    their keys — do not re-grant.
+                    """)
+            case .waitingForRotation(let generation):
+                print("""
+                    waiting: their identity keys are still generation \(generation), the ones the stolen device held. \
+                    They run `rescind device retire D` and `rescind identity rotate` on a device they still have; \
+                    then run this command again to re-grant.
+                    """)
+            }
+        }
+        if recovery.familyMembers.isEmpty {
+            print("nothing to do: this user has no access to any family member you own")
+        }
+        print("done: revoked \(recovery.revoked.count)/\(recovery.familyMembers.count), re-granted \(recovery.regranted.count)/\(recovery.familyMembers.count)")
+        if recovery.isFinished {
+            try? FileManager.default.removeItem(atPath: planPath)
+        } else {
+            print("left: \(recovery.leftToRevoke.count) to revoke, \(recovery.leftToRegrant.count) to re-grant (plan kept in \(planPath))")
         }
     }
 }

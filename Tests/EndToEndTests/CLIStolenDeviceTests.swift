@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+extension CLITests {
+    /// The seeds' stolen-device scenario, end to end with the real `rescind` binary: the owner's
+    /// one resumable command, the victim's retire and rotation, the code comparison, and a
+    /// thief with a copy of the phone's profile who gets nothing issued afterwards.
+    @Suite("rescind revoke --everywhere --stolen") struct StolenDevice {
+        @Test(.timeLimit(.minutes(4)))
+        func revokeWaitForTheRotationCompareCodesAndReGrant() async throws {
+            try #require(FileManager.default.isExecutableFile(atPath: RescindProcess.agentBinary.path))
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let phone = try await bed.person("Adult B")
+                let laptop = try await Devices.secondDevice(of: phone, name: "Adult B's laptop", bed: bed)
+                let thief = try Devices.copy(of: phone, to: "phone", bed: bed)
+                var members: [String] = []
+                for name in ["Emma", "Liam"] {
+                    let member = try await adultA.ok(["family-member", "create"]).trimmed
+                    try await adultA.ok(["record", "add", member, "--text", "\(name): before the theft"])
+                    try await adultA.ok(["grant", member, "--to", phone.userID])
+                    members.append(member)
+                }
+                let stolenCommand = ["revoke", "--everywhere", "--stolen", "--user", phone.userID, "--reason", "phone stolen"]
+                try await adultA.run(["revoke", "--everywhere", "--user", phone.userID, "--code", "00-00-00"]).expectUsageError("--code")
+
+                // 1. A revokes B everywhere; the re-grant waits for B's new keys.
+                let first = try await adultA.ok(stolenCommand)
+                for member in members { #expect(first.contains("revoked from \(member): FMK v2, 1 records re-encrypted"), "\(first)") }
+                #expect(first.contains("waiting: their identity keys are still generation 1"), "\(first)")
+                #expect(first.contains("left: 0 to revoke, 2 to re-grant"), "\(first)")
+                // Run again before B acted: nothing revoked twice, still waiting.
+                let again = try await adultA.ok(stolenCommand)
+                #expect(again.contains("resuming") && !again.contains("revoked from"), "\(again)")
+
+                // 2. B retires the phone and rotates from the laptop.
+                try await laptop.ok(["device", "retire", phone.deviceID])
+                #expect(try await laptop.ok(["identity", "rotate"]).contains("generation 2"))
+
+                // 3. A is asked to compare codes; B's laptop shows the same code; A confirms.
+                let third = try await adultA.ok(stolenCommand)
+                let code = try #require(
+                    third.range(of: #"if it shows ([0-9A-F]{2}(-[0-9A-F]{2})+)"#, options: .regularExpression)
+                        .map { String(third[$0].dropFirst("if it shows ".count)) }, "\(third)")
+                #expect(try await laptop.ok(["identity", "code", "--with", adultA.userID]).contains("verification code \(code)"))
+                try await adultA.run(stolenCommand + ["--code", "00-00-00"]).expectNoReGrant()
+                let done = try await adultA.ok(stolenCommand + ["--code", code])
+                #expect(done.contains("done: revoked 2/2, re-granted 2/2"), "\(done)")
+                for member in members { #expect(done.contains("re-granted \(member) at FMK v2 to their new keys"), "\(done)") }
+                #expect(!done.contains("left:"), "\(done)")
+
+                // 4. A writes after the theft; B reads it on the laptop; the thief's copy gets nothing.
+                try await adultA.ok(["record", "add", members[0], "--text", "Emma: after the theft"])
+                let read = try await laptop.ok(["record", "show", members[0], "--all"])
+                #expect(read.contains("after the theft") && read.contains("before the theft"), "\(read)")
+                let attempt = try await thief.run(["record", "show", members[0], "--all"])
+                #expect(attempt.status != 0 && !attempt.stdout.contains("after the theft"), "\(attempt)")
+            }
+        }
+    }
+}
+
+extension RescindProcess.Output {
+    /// A `revoke --stolen` run that refused to re-grant (a code that does not match).
+    func expectNoReGrant(sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(status == 0 && stdout.contains("re-granted 0/") && stdout.contains("do not re-grant"), "\(self)", sourceLocation: sourceLocation)
+    }
+}
