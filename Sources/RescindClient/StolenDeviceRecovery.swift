@@ -35,7 +35,7 @@ public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
     }
 
     public enum Step: Sendable, Equatable {
-        case revoked(UUID, version: Int, records: Int)
+        case revoked(UUID, version: Int, records: Int, event: UUID)
         case alreadyRevoked(UUID)
         case regranted(UUID, version: Int, verificationCode: String)
         case waitingForRotation(generation: Int)
@@ -96,7 +96,10 @@ extension UserSession {
                 recovery.revoked[revocation.familyMemberID] = committed.newFMKVersion
                 recovery.openRevocations[revocation.familyMemberID] = nil
                 try save(recovery)
-                steps.append(.revoked(revocation.familyMemberID, version: committed.newFMKVersion, records: committed.recordsReencrypted))
+                steps.append(
+                    .revoked(
+                        revocation.familyMemberID, version: committed.newFMKVersion, records: committed.recordsReencrypted,
+                        event: committed.eventID))
             }
         } else {
             for familyMemberID in recovery.leftToRevoke {
@@ -110,7 +113,10 @@ extension UserSession {
                     try save(recovery)
                     let committed = try await complete(revocation, uploadBatchSize: 500, progress: progress)
                     recovery.revoked[familyMemberID] = committed.newFMKVersion
-                    steps.append(.revoked(familyMemberID, version: committed.newFMKVersion, records: committed.recordsReencrypted))
+                    steps.append(
+                        .revoked(
+                            familyMemberID, version: committed.newFMKVersion, records: committed.recordsReencrypted,
+                            event: committed.eventID))
                 } catch let error as GrantServiceError where error.code == "not_a_grantee" {
                     // The failed run's commit went through before it could say so.
                     recovery.revoked[familyMemberID] = try await client.fmkVersion(familyMemberID).currentFMKVersion

@@ -31,10 +31,18 @@ import Testing
         let (status, output) = (result.status, result.output)
         #expect(status == 0, "rescind demo failed:\n\(output.suffix(3000))")
         let expectations = [
-            "all 5 agents hold Emma v1 (120 records",
+            "all 6 agents hold Emma v1 (120 records",
             "ack secure_deletion → erased: 120 records",
             "ack fmk_rotation → rotated to FMK v2: 120 records",
-            "revocation complete on 5 devices",
+            "revocation complete on 6 devices",
+            // The stolen phone: retired, B's identity rotated, codes compared, re-granted to the new keys.
+            "retired Adult B's iPhone from the laptop",
+            "rotated identity keys on the laptop (`rescind identity rotate`): generation 2",
+            "re-granted Emma to Adult B's new keys at FMK v3",
+            "re-granted Liam to Adult B's new keys at FMK v2",
+            "holds Emma v3 (120 records) under Adult B's new keys",
+            "the stolen iPhone asks for Emma's key → 404",
+            "tries to enrol a device with the stolen identity key → 404",
             "→ 403 access_revoked",
             "opens 0 of 120 current records",
             "ALERT ack overdue from Adult A's iPad",

@@ -88,7 +88,7 @@ struct DemoStory: Sendable {
         var agents: [Agent] = []
         var users: [UserSession] = []
         for (name, devices) in [
-            ("Adult A", ["Adult A's iPhone", "Adult A's iPad"]), ("Adult B", ["Adult B's iPhone"]),
+            ("Adult A", ["Adult A's iPhone", "Adult A's iPad"]), ("Adult B", ["Adult B's iPhone", "Adult B's laptop"]),
             ("Adult C", ["Adult C's iPhone", "Adult C's iPad"]),
         ] {
             let deviceID = UUID()
@@ -105,6 +105,7 @@ struct DemoStory: Sendable {
             }
         }
         let (adultA, adultB, adultC) = (users[0], users[1], users[2])
+
         let (emma, emmaFMK) = try await adultA.createFamilyMember()
         let (liam, liamFMK) = try await adultA.createFamilyMember()
         timeline.name(emma, "Emma")
@@ -130,7 +131,7 @@ struct DemoStory: Sendable {
                 (try? String(contentsOfFile: processes[agent.slug]!.logPath, encoding: .utf8))?.contains("kafka.partitions=") == true
             }
         }
-        timeline.log("devices", "all 5 agents hold Emma v1 (\(emmaRecords) records, encrypted at rest) and listen for commands")
+        timeline.log("devices", "all \(agents.count) agents hold Emma v1 (\(emmaRecords) records, encrypted at rest) and listen for commands")
 
         // 3. Revoke C
         timeline.section("3. Adult A revokes Adult C's access to Emma")
@@ -173,12 +174,60 @@ struct DemoStory: Sendable {
         let iPad = agents.first { $0.name == "Adult A's iPad" }!
         await processes[iPad.slug]!.stop()
         timeline.log(iPad.name, "offline (agent stopped)")
-        let stolen = try await adultA.revokeEverywhere(
-            user: adultB.keys.userID, reason: "device stolen", progress: ProgressBar(label: "  re-encrypting").update)
-        for committed in stolen {
-            timeline.log(
-                "Adult A",
-                "revoked Adult B from \(timeline.nameOf(committed.familyMemberID)) → FMK v\(committed.newFMKVersion), \(committed.recordsReencrypted) records")
+        // The owner's stolen-device flow (`rescind revoke --everywhere --stolen`): revoke B
+        // everywhere now, re-grant only to keys the stolen phone never held.
+        var recovery = try await adultA.beginStolenDeviceRecovery(user: adultB.keys.userID, reason: "device stolen")
+        var stolen: [UUID] = []
+        for step in try await adultA.advance(&recovery, progress: ProgressBar(label: "  re-encrypting").update, save: { _ in }) {
+            guard case .revoked(let member, let version, let records, let event) = step else { continue }
+            stolen.append(event)
+            timeline.log("Adult A", "revoked Adult B from \(timeline.nameOf(member)) → FMK v\(version), \(records) records")
+        }
+        timeline.log("Adult A", "the re-grant waits for Adult B's new identity keys")
+        let phone = agents.first { $0.name == "Adult B's iPhone" }!
+        let laptop = agents.first { $0.name == "Adult B's laptop" }!
+        let bLaptop = try await DeviceIdentity.session(configuration: try laptop.configuration)
+        try await bLaptop.client.retireDevice(phone.deviceID)
+        timeline.log("Adult B", "retired Adult B's iPhone from the laptop (`rescind device retire`): its tokens and challenges are dead")
+        // `rescind identity rotate` on the laptop's keystore; its agent restarts with the new keys.
+        await processes[laptop.slug]!.stop()
+        let rotation = try await KeystoreRotation.rotateIdentity(configuration: try laptop.configuration)
+        let bRotated = try await DeviceIdentity.session(configuration: try laptop.configuration)
+        processes[laptop.slug] = try launch(laptop)
+        timeline.log(
+            "Adult B",
+            "rotated identity keys on the laptop (`rescind identity rotate`): generation \(rotation.generation), "
+                + "signed by the old identity key and the new; the keys on the phone are retired")
+        var codeSeenByA = ""
+        for step in try await adultA.advance(&recovery, save: { _ in }) {
+            if case .confirmNewKeys(_, let code) = step { codeSeenByA = code }
+        }
+        let codeShownByB = try bRotated.keys.agreementKey.verificationCode(
+            with: try X25519.PublicKey(rawRepresentation: [UInt8](adultA.keys.agreementKey.publicKey.rawRepresentation)))
+        timeline.log("Adult A", "compares codes with Adult B: \(codeSeenByA) here, \(codeShownByB) on B's laptop")
+        for step in try await adultA.advance(&recovery, confirmedCode: codeShownByB, save: { _ in }) {
+            guard case .regranted(let member, let version, _) = step else { continue }
+            timeline.log("Adult A", "re-granted \(timeline.nameOf(member)) to Adult B's new keys at FMK v\(version)")
+        }
+        let newPhone = try await enroll(
+            name: "Adult B's new iPhone", owner: bRotated, deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), grantKey: grantKey)
+        processes[newPhone.slug] = try launch(newPhone)
+        try await waitFor("Adult B's new iPhone to sync", timeout: .seconds(60)) {
+            try await allAgents([newPhone], hold: emma, version: 3, records: emmaRecords)
+        }
+        timeline.log(newPhone.name, "holds Emma v3 (\(emmaRecords) records) under Adult B's new keys")
+        // The thief: the phone's keys and device key, as copied from it.
+        do {
+            _ = try await adultB.client.wrappedKey(emma)
+            timeline.log("thief", "UNEXPECTED: the stolen phone still received a wrapped key")
+        } catch let error as GrantServiceError {
+            timeline.log("thief", "the stolen iPhone asks for Emma's key → \(error.status) \(error.code)")
+        }
+        do {
+            _ = try await adultB.addDevice(name: "thief's device")
+            timeline.log("thief", "UNEXPECTED: enrolled a device with the stolen keys")
+        } catch let error as GrantServiceError {
+            timeline.log("thief", "tries to enrol a device with the stolen identity key → \(error.status) \(error.code)")
         }
         try await Task.sleep(for: .seconds(ackDeadlineSeconds + 2))
 
@@ -187,8 +236,8 @@ struct DemoStory: Sendable {
         processes[iPad.slug] = try launch(iPad)
         timeline.log(iPad.name, "online again: replays its pending commands and checks versions with the grant service")
         var statuses = [firstStatus]
-        for committed in stolen {
-            statuses.append(try await waitForCompletion(committed.eventID, timeout: .seconds(90)))
+        for event in stolen {
+            statuses.append(try await waitForCompletion(event, timeout: .seconds(90)))
         }
 
         // Summary

@@ -83,7 +83,7 @@ struct RevokeCommand: AsyncParsableCommand {
         }
         for step in steps {
             switch step {
-            case .revoked(let member, let version, let records):
+            case .revoked(let member, let version, let records, _):
                 print("revoked from \(member.uuidString.lowercased()): FMK v\(version), \(records) records re-encrypted")
             case .alreadyRevoked(let member):
                 print("revoked from \(member.uuidString.lowercased()) (by the earlier run)")
