@@ -14,6 +14,8 @@ let usage = """
            rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
            rescind-agent provision-device --name NAME [--kind KIND] --out FILE
                                                    (KIND: phone, tablet, laptop, desktop, server, other)
+           rescind-agent rotate-identity [--bundle-out FILE]   new identity keys (after a theft); FILE: for the user's other devices
+           rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
     """
 
 func option(_ name: String, in arguments: [String]) -> String? {
@@ -100,6 +102,17 @@ do {
             bundlePath: try required("--out", in: arguments),
             passphrase: try bundlePassphrase(), configuration: configuration)
         print("registered device \(deviceID.uuidString.lowercased()); its identity bundle is at \(try required("--out", in: arguments))")
+    case "rotate-identity":
+        let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration)
+        print("identity rotated: generation \(outcome.generation); \(outcome.rewrapped) key(s) moved")
+        if let out = option("--bundle-out", in: arguments) {
+            try await KeystoreRotation.writeIdentityUpdate(to: out, passphrase: try bundlePassphrase(), configuration: configuration)
+            print("the new keys for your other devices are at \(out) (rescind-agent update-identity --bundle \(out))")
+        }
+    case "update-identity":
+        let generation = try await KeystoreRotation.importIdentityUpdate(
+            at: try required("--bundle", in: arguments), passphrase: try bundlePassphrase(), configuration: configuration)
+        print("this device now holds the user's identity keys of generation \(generation); restart a running agent")
     case "help", "--help", "-h":
         print(usage)
     default:

@@ -78,6 +78,43 @@ struct KeystoreRotationTests {
         }
     }
 
+    @Test("the user's other device takes the rotated keys from an identity update; a stale, foreign or misopened one changes nothing")
+    func otherDevicesTakeTheNewKeys() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let b = try await service.user("Adult B")
+            let c = try await service.user("Adult C")
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["growth chart"])
+            try await owner.grant(member.id, to: b.keys.userID)
+            let laptop = try await AgentTestKit.enrol(b, on: service, name: "laptop")
+            let tablet = try await AgentTestKit.enrol(b, on: service, name: "tablet")
+            let stranger = try await AgentTestKit.enrol(c, on: service, name: "c's phone")
+            defer { for device in [laptop, tablet, stranger] { device.directory.remove() } }
+            let passphrase = "one-time passphrase"
+            let stale = laptop.directory.file("stale.update")
+            try await KeystoreRotation.writeIdentityUpdate(to: stale, passphrase: passphrase, configuration: laptop.configuration)
+
+            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration)
+            let update = laptop.directory.file("keys.update")
+            try await KeystoreRotation.writeIdentityUpdate(to: update, passphrase: passphrase, configuration: laptop.configuration)
+            let mode = try FileManager.default.attributesOfItem(atPath: update)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            let foreign = stranger.directory.file("foreign.update")
+            try await KeystoreRotation.writeIdentityUpdate(to: foreign, passphrase: passphrase, configuration: stranger.configuration)
+
+            for (file, pass) in [(stale, passphrase), (foreign, passphrase), (update, "wrong")] {
+                await #expect(throws: AgentError.self) {
+                    try await KeystoreRotation.importIdentityUpdate(at: file, passphrase: pass, configuration: tablet.configuration)
+                }
+            }
+            #expect(try await DeviceIdentity.session(configuration: tablet.configuration).keys.identityKey.publicKey == b.keys.identityKey.publicKey)
+            #expect(try await KeystoreRotation.importIdentityUpdate(at: update, passphrase: passphrase, configuration: tablet.configuration) == 2)
+            let session = try await DeviceIdentity.session(configuration: tablet.configuration)
+            #expect(session.deviceID == tablet.deviceID, "the tablet keeps its own device")
+            #expect(try await session.readRecords(member.id).count == 1)
+        }
+    }
+
     @Test("a passphrase change re-protects the keys: the old passphrase no longer opens them, the keys are the same")
     func changePassphrase() async throws {
         try await GrantServiceHarness.with { service in

@@ -10,6 +10,8 @@ import RescindCrypto
 struct KeystoreFile: Codable, Sendable {
     static let keystoreFormat = "rescind-agent-keystore-v1"
     static let bundleFormat = "rescind-identity-bundle-v1"
+    /// A user's keys after a rotation, for the user's other devices (no device key of theirs in it).
+    static let identityUpdateFormat = "rescind-identity-update-v1"
 
     struct Derivation: Codable, Sendable {
         static let argon2id = "argon2id"

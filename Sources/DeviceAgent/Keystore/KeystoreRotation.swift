@@ -85,6 +85,51 @@ public enum KeystoreRotation {
         try await keystore.write(to: configuration.keystorePath, unlock: newUnlock, cost: configuration.keyDerivation)
     }
 
+    /// Writes the user's current keys (0600) for the user's other devices, wrapped under
+    /// Argon2id of a one-time passphrase: after a rotation, each of them imports it with
+    /// `importIdentityUpdate` (`rescind-agent update-identity --bundle F`). It carries no
+    /// device key, so it enrols nothing by itself.
+    public static func writeIdentityUpdate(to path: String, passphrase: String, configuration: AgentConfiguration) async throws {
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        let unlock = AgentConfiguration.Unlock.passphrase(passphrase)
+        let derivation = KeyEncryptionKey.newDerivation(for: unlock, cost: configuration.keyDerivation)
+        let kek = try await KeyEncryptionKey.derive(unlock, derivation, path: "identity update")
+        // The file format has a device key slot; it holds a throwaway key, never this device's.
+        let carrier = Keystore(userKeys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: Ed25519.PrivateKey(), storageKey: SecretKey())
+        let file = try carrier.wrapped(under: kek, format: KeystoreFile.identityUpdateFormat, derivation: derivation)
+        try SecureFiles.writeOwnerOnly(try file.encoded(), to: path)
+    }
+
+    /// Takes the user's rotated keys from an identity update written on another device of the
+    /// same user. They replace this device's user keys only if the grant service confirms they
+    /// are the user's current ones (so an old or foreign update changes nothing); this device's
+    /// own keys and cache stay as they are.
+    /// - Returns: the identity generation now held.
+    /// - Throws: `.wrongPassphrase`, `.invalidKeystore`, or `.serviceRefused` for keys that are
+    ///   not this user's current ones.
+    @discardableResult
+    public static func importIdentityUpdate(at path: String, passphrase: String, configuration: AgentConfiguration) async throws -> Int {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AgentError(.configuration, "identity update \(path) cannot be read")
+        }
+        let file = try KeystoreFile.decode(data, expecting: KeystoreFile.identityUpdateFormat, path: path)
+        let kek = try await KeyEncryptionKey.derive(.passphrase(passphrase), file.derivation, path: path)
+        let update = try Keystore.unwrap(file, kek: kek, path: path).userKeys
+        let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
+        guard update.userID == keystore.userKeys.userID else {
+            throw AgentError(.serviceRefused, "\(path) holds another user's keys")
+        }
+        let me = try await GrantServiceCall.run { try await session(keystore, configuration).client.me() }
+        guard me.user.identityPublicKey == Data(update.identityKey.publicKey.rawRepresentation),
+            me.user.agreementPublicKey == Data(update.agreementKey.publicKey.rawRepresentation)
+        else {
+            throw AgentError(.serviceRefused, "\(path) does not hold the user's current keys (generation \(me.user.identityGeneration))")
+        }
+        try await keystore.replacingUserKeys(update)
+            .write(to: configuration.keystorePath, unlock: configuration.unlock, cost: configuration.keyDerivation)
+        return me.user.identityGeneration
+    }
+
     private static func session(_ keystore: Keystore, _ configuration: AgentConfiguration) -> UserSession {
         UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,

@@ -97,18 +97,37 @@ struct IdentityCommand: AsyncParsableCommand {
                 lost device first (`rescind device retire D`) so that it cannot answer for you, and
                 ask the owners of what you had access to to revoke and re-grant you
                 (`rescind revoke --everywhere --user U`, then `rescind grant F --to U`).
-                Safe to run again if it was interrupted: it finishes what it began.
+                Safe to run again if it was interrupted: it finishes what it began. Your other
+                devices still hold the old keys: --bundle-out writes the new ones for them, wrapped
+                under a one-time passphrase (RESCIND_BUNDLE_PASSPHRASE); each takes them with
+                `rescind-agent update-identity --bundle FILE`.
 
-                Example:
+                Examples:
                   rescind identity rotate
+                  RESCIND_BUNDLE_PASSPHRASE=… rescind identity rotate --bundle-out keys.update
                 """)
 
         @OptionGroup var profile: ProfileOptions
+        @Option(help: "Also write the new keys for your other devices here, under RESCIND_BUNDLE_PASSPHRASE.")
+        var bundleOut: String?
+
+        func validate() throws {
+            if bundleOut != nil, (ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "").isEmpty {
+                throw ValidationError("--bundle-out needs RESCIND_BUNDLE_PASSPHRASE (a one-time passphrase for the file)")
+            }
+        }
 
         func run() async throws {
-            let outcome = try await KeystoreRotation.rotateIdentity(configuration: try await profile.configuration())
+            let configuration = try await profile.configuration()
+            let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration)
             print("identity rotated: generation \(outcome.generation)")
             print("keys moved        \(outcome.rewrapped) (\(outcome.alreadyCurrent) already current)")
+            if let bundleOut {
+                try await KeystoreRotation.writeIdentityUpdate(
+                    to: bundleOut, passphrase: ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "",
+                    configuration: configuration)
+                print("new keys for your other devices: \(bundleOut) (on each: rescind-agent update-identity --bundle FILE)")
+            }
         }
     }
 
