@@ -13,6 +13,9 @@ import RescindProtocol
 /// each step looks at the service's state before acting, and nothing is done twice.
 public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
     public var userID: UUID
+    /// When the user lost every device that held their identity key (so they cannot rotate
+    /// it), they register a new identity and are re-granted under it instead.
+    public var regrantTo: UUID?
     public var reason: String?
     /// The user's identity generation when the recovery began: a re-grant waits for a later one,
     /// so nothing is ever wrapped to keys that sat on the stolen device.
@@ -26,12 +29,18 @@ public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
+        case regrantTo = "regrant_to"
         case reason
         case generationAtStart = "generation_at_start"
         case familyMembers = "family_members"
         case openRevocations = "open_revocations"
         case revoked
         case regranted
+    }
+
+    /// A recovery that cannot start as asked (nothing changed).
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public let description: String
     }
 
     public enum Step: Sendable, Equatable {
@@ -50,8 +59,9 @@ public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
     public var leftToRevoke: [UUID] { familyMembers.filter { revoked[$0] == nil } }
     public var leftToRegrant: [UUID] { familyMembers.filter { !regranted.contains($0) } }
 
-    public init(userID: UUID, reason: String?, generationAtStart: Int) {
+    public init(userID: UUID, regrantTo: UUID? = nil, reason: String?, generationAtStart: Int) {
         self.userID = userID
+        self.regrantTo = regrantTo
         self.reason = reason
         self.generationAtStart = generationAtStart
         self.familyMembers = []
@@ -63,9 +73,17 @@ public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
 
 extension UserSession {
     /// Starts a recovery: the user's current identity generation is the one the thief may hold.
-    public func beginStolenDeviceRecovery(user userID: UUID, reason: String?) async throws -> StolenDeviceRecovery {
+    /// - Parameter regrantTo: a new identity of the same person, when every device holding the
+    ///   old identity key was lost (it is re-granted once its verification code is confirmed).
+    public func beginStolenDeviceRecovery(
+        user userID: UUID, regrantTo: UUID? = nil, reason: String?
+    ) async throws -> StolenDeviceRecovery {
         let user = try await client.user(userID)
-        return StolenDeviceRecovery(userID: userID, reason: reason, generationAtStart: user.identityGeneration)
+        if let regrantTo {
+            guard regrantTo != userID else { throw StolenDeviceRecovery.Refusal(description: "the new identity must be another user than the stolen one") }
+            _ = try await client.user(regrantTo)  // 404 for an unknown user, before anything is revoked
+        }
+        return StolenDeviceRecovery(userID: userID, regrantTo: regrantTo, reason: reason, generationAtStart: user.identityGeneration)
     }
 
     /// Advances a recovery as far as it can go now. `save` is called after every change to
@@ -127,10 +145,12 @@ extension UserSession {
             }
         }
 
-        // 2. Re-grants, only to keys newer than those the stolen device held.
-        let user = try await client.user(recovery.userID)
+        // 2. Re-grants, only to keys the stolen device never held: the user's rotated keys, or
+        //    the new identity they registered.
+        let target = recovery.regrantTo ?? recovery.userID
+        let user = try await client.user(target)
         guard !recovery.leftToRegrant.isEmpty else { return steps }
-        guard user.identityGeneration > recovery.generationAtStart else {
+        guard recovery.regrantTo != nil || user.identityGeneration > recovery.generationAtStart else {
             steps.append(.waitingForRotation(generation: user.identityGeneration))
             return steps
         }
@@ -142,7 +162,7 @@ extension UserSession {
         }
         for familyMemberID in recovery.leftToRegrant {
             do {
-                let code = try await grant(familyMemberID, to: recovery.userID)
+                let code = try await grant(familyMemberID, to: target)
                 steps.append(.regranted(familyMemberID, version: try await client.fmkVersion(familyMemberID).currentFMKVersion, verificationCode: code))
             } catch let error as GrantServiceError where error.code == "already_granted" {
                 // Granted by a run that did not live to record it.

@@ -92,4 +92,31 @@ import Testing
             }
         }
     }
+
+    /// B's only phone was stolen: B cannot rotate (no device holds the old identity key), so B
+    /// registers a new identity, and A re-grants it after comparing its code. The stolen
+    /// identity gets nothing; a wrong code re-grants nothing.
+    @Test func aUserWhoLostEveryDeviceIsReGrantedUnderANewIdentity() async throws {
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 2)
+            let a = home.adultA
+            let stolen = home.adultB
+            let newB = try await service.user("Adult B (new phone)")
+            await #expect(throws: StolenDeviceRecovery.Refusal.self) {
+                _ = try await a.beginStolenDeviceRecovery(user: stolen.keys.userID, regrantTo: stolen.keys.userID, reason: nil)
+            }
+            var plan = try await a.beginStolenDeviceRecovery(user: stolen.keys.userID, regrantTo: newB.keys.userID, reason: "only phone stolen")
+            let steps = try await a.advance(&plan) { _ in }
+            guard case .confirmNewKeys(_, let code)? = steps.last else { Issue.record("\(steps)"); return }
+            let shownByNewB = try newB.keys.agreementKey.verificationCode(
+                with: try X25519.PublicKey(rawRepresentation: [UInt8](a.keys.agreementKey.publicKey.rawRepresentation)))
+            #expect(shownByNewB == code)
+            _ = try await a.advance(&plan, confirmedCode: "00-00-00") { _ in }
+            #expect(plan.regranted.isEmpty)
+            _ = try await a.advance(&plan, confirmedCode: code) { _ in }
+            #expect(plan.isFinished)
+            #expect(try await newB.readRecords(home.emma).count == 2)
+            await expectFailure(403, "access_revoked") { try await stolen.client.wrappedKey(home.emma) }
+        }
+    }
 }

@@ -19,12 +19,15 @@ struct RevokeCommand: AsyncParsableCommand {
             command is safe to run again after a failure and finishes what is left; it prints
             what is done and what is left. Before re-granting it asks you to compare the
             verification code of their new keys with the one their device shows (--code).
+            If they lost every device that held their identity key (so they cannot rotate it),
+            they register a new identity (`rescind identity create`) and --regrant-to names it.
 
             Examples:
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
               rescind revoke --everywhere --user 93ab… --reason "left the household"
               rescind revoke --everywhere --stolen --user 93ab… --reason "phone stolen"
               rescind revoke --everywhere --stolen --user 93ab… --code 3F-A2-7C
+              rescind revoke --everywhere --stolen --user 93ab… --regrant-to 51c0… --code 3F-A2-7C
             """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Family member id (omit with --everywhere).") var familyMember: UUID?
@@ -35,6 +38,8 @@ struct RevokeCommand: AsyncParsableCommand {
     var stolen = false
     @Option(help: "With --stolen: the verification code their device shows for their new keys (`rescind identity code --with <you>`).")
     var code: String?
+    @Option(help: "With --stolen, when they lost every device holding their keys: their new identity, to re-grant instead.")
+    var regrantTo: UUID?
     @Option(help: "Records per upload request.") var batchSize = 500
 
     func validate() throws {
@@ -44,6 +49,7 @@ struct RevokeCommand: AsyncParsableCommand {
         guard (1...5000).contains(batchSize) else { throw ValidationError("--batch-size must be 1…5000") }
         guard !stolen || everywhere else { throw ValidationError("--stolen goes with --everywhere") }
         guard code == nil || stolen else { throw ValidationError("--code goes with --stolen") }
+        guard regrantTo == nil || stolen else { throw ValidationError("--regrant-to goes with --stolen") }
     }
 
     func run() async throws {
@@ -71,9 +77,12 @@ struct RevokeCommand: AsyncParsableCommand {
         var recovery: StolenDeviceRecovery
         if let data = FileManager.default.contents(atPath: planPath) {
             recovery = try CanonicalJSON.decode(StolenDeviceRecovery.self, from: data)
+            if let regrantTo, recovery.regrantTo != regrantTo {
+                throw CLIError("a recovery for \(user.uuidString.lowercased()) is in progress with another --regrant-to (\(planPath))")
+            }
             print("resuming the recovery begun for \(user.uuidString.lowercased())")
         } else {
-            recovery = try await session.beginStolenDeviceRecovery(user: user, reason: reason)
+            recovery = try await session.beginStolenDeviceRecovery(user: user, regrantTo: regrantTo, reason: reason)
         }
         let bar = ProgressBar(label: "re-encrypting")
         let steps = try await session.advance(&recovery, confirmedCode: code, progress: bar.update) { plan in
@@ -88,10 +97,13 @@ struct RevokeCommand: AsyncParsableCommand {
             case .alreadyRevoked(let member):
                 print("revoked from \(member.uuidString.lowercased()) (by the earlier run)")
             case .regranted(let member, let version, let code):
-                print("re-granted \(member.uuidString.lowercased()) at FMK v\(version) to their new keys; verification code \(code)")
+                let to = recovery.regrantTo.map { "their new identity \($0.uuidString.lowercased())" } ?? "their new keys"
+                print("re-granted \(member.uuidString.lowercased()) at FMK v\(version) to \(to); verification code \(code)")
             case .confirmNewKeys(let generation, let code):
+                let what = recovery.regrantTo.map { "their new identity \($0.uuidString.lowercased()) is registered" }
+                    ?? "they rotated their identity keys (generation \(generation))"
                 print("""
-                    they rotated their identity keys (generation \(generation)). Ask them to run \
+                    \(what). Ask them to run \
                     `rescind identity code --with \(session.keys.userID.uuidString.lowercased())` on their own device: \
                     if it shows \(code), run this command again with --code \(code); if not, someone else rotated \
                     their keys — do not re-grant.
@@ -99,7 +111,8 @@ struct RevokeCommand: AsyncParsableCommand {
             case .waitingForRotation(let generation):
                 print("""
                     waiting: their identity keys are still generation \(generation), the ones the stolen device held. \
-                    They run `rescind device retire D` and `rescind identity rotate` on a device they still have; \
+                    They run `rescind device retire D` and `rescind identity rotate` on a device they still have \
+                    (or, if they have none, `rescind identity create` and you add --regrant-to NEW_USER); \
                     then run this command again to re-grant.
                     """)
             }
