@@ -16,6 +16,8 @@ let usage = """
                                                    (KIND: phone, tablet, laptop, desktop, server, other)
            rescind-agent rotate-identity [--bundle-out FILE]   new identity keys (after a theft); FILE: for the user's other devices
            rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
+           rescind-agent change-passphrase                     re-protect the keystore (new: RESCIND_AGENT_NEW_PASSPHRASE[_FILE]
+                                                               or RESCIND_AGENT_NEW_KEY_FILE); keys and cache unchanged
     """
 
 func option(_ name: String, in arguments: [String]) -> String? {
@@ -113,6 +115,20 @@ do {
         let generation = try await KeystoreRotation.importIdentityUpdate(
             at: try required("--bundle", in: arguments), passphrase: try bundlePassphrase(), configuration: configuration)
         print("this device now holds the user's identity keys of generation \(generation); restart a running agent")
+    case "change-passphrase":
+        let environment = ProcessInfo.processInfo.environment
+        let newUnlock: AgentConfiguration.Unlock
+        if let passphrase = environment["RESCIND_AGENT_NEW_PASSPHRASE"], !passphrase.isEmpty {
+            newUnlock = .passphrase(passphrase)
+        } else if let path = environment["RESCIND_AGENT_NEW_PASSPHRASE_FILE"], !path.isEmpty {
+            newUnlock = .passphraseFile(path)
+        } else if let path = environment["RESCIND_AGENT_NEW_KEY_FILE"], !path.isEmpty {
+            newUnlock = .keyFile(path)
+        } else {
+            throw UsageError(message: "change-passphrase: set RESCIND_AGENT_NEW_PASSPHRASE, _NEW_PASSPHRASE_FILE or _NEW_KEY_FILE")
+        }
+        try await KeystoreRotation.changeUnlock(configuration: configuration, to: newUnlock)
+        print("keystore re-protected; start the agent with the new passphrase or key file from now on")
     case "help", "--help", "-h":
         print(usage)
     default:

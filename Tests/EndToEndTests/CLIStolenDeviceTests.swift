@@ -60,6 +60,41 @@ extension CLITests {
     }
 }
 
+extension CLITests.StolenDevice {
+    /// The agent's password change (key-hierarchy ADR, scenario A) as a process: the old key
+    /// file stops opening the keystore, the new one opens the same identity.
+    @Test(.timeLimit(.minutes(2)))
+    func anAgentChangesItsPassphrase() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: RescindProcess.agentBinary.path))
+        try await CLITestBed.with { bed in
+            let phone = try await bed.person("Adult B")
+            let newKeyFile = bed.root.appendingPathComponent("keys/adult-b-agent-new.key")
+            try CLIProfile.makeKeyFile(at: newKeyFile)
+            func agent(_ arguments: [String], keyFile: URL, extra: [String: String] = [:]) async throws -> RescindProcess.Output {
+                try await RescindProcess.run(
+                    arguments,
+                    environment: [
+                        "RESCIND_AGENT_DATA_DIR": phone.directory.path, "RESCIND_AGENT_KEY_FILE": keyFile.path,
+                        "RESCIND_AGENT_GRANT_SERVICE_URL": bed.grant.baseURL.absoluteString,
+                        "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString(),
+                        "RESCIND_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092",
+                    ].merging(extra) { $1 },
+                    executable: RescindProcess.agentBinary)
+            }
+            let refused = try await agent(["change-passphrase"], keyFile: phone.keyFile)
+            #expect(refused.status != 0 && refused.stderr.contains("RESCIND_AGENT_NEW_PASSPHRASE"), "\(refused)")
+            let changed = try await agent(["change-passphrase"], keyFile: phone.keyFile, extra: ["RESCIND_AGENT_NEW_KEY_FILE": newKeyFile.path])
+            #expect(changed.status == 0, "\(changed)")
+            let old = try await agent(["sync"], keyFile: phone.keyFile)
+            #expect(old.status != 0 && old.stderr.contains("wrong passphrase"), "\(old)")
+            let new = try await RescindProcess.run(
+                ["identity", "show", "--profile", phone.directory.path, "--grant-service", phone.grantService.absoluteString],
+                environment: ["RESCIND_KEY_FILE": newKeyFile.path])
+            #expect(new.status == 0 && CLITestBed.value(after: "user", in: new.stdout) == phone.userID, "\(new)")
+        }
+    }
+}
+
 extension RescindProcess.Output {
     /// A `revoke --stolen` run that refused to re-grant (a code that does not match).
     func expectNoReGrant(sourceLocation: SourceLocation = #_sourceLocation) {
