@@ -95,13 +95,13 @@ extension CLITests {
 
                 // After `device retire`: no call, no new token, no enrolment, not even with the
                 // identity key the phone's keystore holds.
-                try await thief.run(["device", "list"]).expectOneLineError("HTTP 404")
-                try await thief.run(["family-member", "list"]).expectOneLineError("HTTP 404")
-                try await thief.run(["device", "retire", laptop.deviceID]).expectOneLineError("HTTP 404")
+                try await thief.run(["device", "list"]).expectOneLineError("HTTP 401")
+                try await thief.run(["family-member", "list"]).expectOneLineError("HTTP 401")
+                try await thief.run(["device", "retire", laptop.deviceID]).expectOneLineError("HTTP 401")
                 let rogue = try await Self.agent(
                     ["provision-device", "--name", "rogue", "--out", bed.root.appendingPathComponent("rogue.bundle").path],
                     directory: thief.directory, keyFile: thief.keyFile, bed: bed)
-                #expect(rogue.status != 0 && rogue.stderr.contains("404"), "\(rogue)")
+                #expect(rogue.status != 0 && rogue.stderr.contains("401"), "\(rogue)")
 
                 let after = try await laptop.ok(["device", "list"])
                 #expect(after.split(separator: "\n").count == 3, "a device was added: \(after)")

@@ -123,7 +123,7 @@ import Testing
                 try await http.send(
                     "POST", "v1/auth/token", json: Self.answer(pendingChallenge, deviceID: iPad.id, key: iPad.key)),
                 401, "authentication_failed")
-            expectError(try await http.send("POST", "v1/auth/challenge", json: ChallengeRequest(deviceID: iPad.id)), 404)
+            expectError(try await http.send("POST", "v1/auth/challenge", json: ChallengeRequest(deviceID: iPad.id)), 401, "device_retired")
             // The phone is unaffected.
             #expect(try await phone.session.client.me().device.deviceID == phone.id)
         }

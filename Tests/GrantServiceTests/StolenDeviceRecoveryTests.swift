@@ -53,7 +53,7 @@ import Testing
             let shownByB = try rotated.keys.agreementKey.verificationCode(
                 with: try X25519.PublicKey(rawRepresentation: [UInt8](try await rotated.client.user(a.keys.userID).agreementPublicKey)))
             #expect(shownByB == code)
-            await expectFailure(404) { try await phone.client.wrappedKey(home.emma) }  // retired: no token, no challenge
+            await expectFailure(401, "device_retired") { try await phone.client.wrappedKey(home.emma) }
             let fourth = try await a.advance(&saved, confirmedCode: code) { _ in }
             #expect(fourth.filter { if case .regranted = $0 { true } else { false } }.count == 2)
             #expect(saved.isFinished)

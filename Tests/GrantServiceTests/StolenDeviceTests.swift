@@ -93,7 +93,8 @@ import Testing
                     json: AuthenticationTests.answer(openChallenge, deviceID: home.phone.deviceID, key: home.phoneKey)),
                 401, "authentication_failed")
             expectError(
-                try await http.send("POST", "v1/auth/challenge", json: ChallengeRequest(deviceID: home.phone.deviceID)), 404)
+                try await http.send("POST", "v1/auth/challenge", json: ChallengeRequest(deviceID: home.phone.deviceID)), 401,
+                "device_retired")
             // The open enrolment challenge, signed with the user's real identity key: refused.
             let rogue = DeviceEnrolmentTests.newDevice("rogue")
             let enrolment = try DeviceEnrolment.request(userID: userID, challenge: openEnrolment, device: rogue) {
@@ -102,7 +103,7 @@ import Testing
             for token in tokens {
                 expectError(try await http.send("POST", "v1/devices", token: token, json: enrolment), 401, "unauthenticated")
             }
-            await expectFailure(404) { try await home.phone.client.me() }
+            await expectFailure(401, "device_retired") { try await home.phone.client.me() }
 
             // Nothing of the phone's is left to use, and the user's other device is unaffected.
             for table in ["auth_tokens", "auth_challenges", "enrolment_challenges"] {

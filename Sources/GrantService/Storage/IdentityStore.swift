@@ -180,6 +180,11 @@ struct IdentityStore: Sendable {
                 RETURNING expires_at
                 """)
             guard let expiresAt = try rows.first?.decode(Date.self, column: 0) else {
+                // A retired device is told so (401, as every other call it makes): it can never
+                // authenticate again. An unknown one is simply not found.
+                let retired = try await connection.query(
+                    "SELECT 1 FROM devices WHERE device_id = \(deviceID) AND retired_at IS NOT NULL")
+                if !retired.isEmpty { throw APIError.deviceRetired }
                 throw APIError.notFound("active device")
             }
             return ChallengeResponse(challengeID: challengeID, nonce: nonce, expiresAt: expiresAt)
