@@ -116,15 +116,10 @@ do {
             at: try required("--bundle", in: arguments), passphrase: try bundlePassphrase(), configuration: configuration)
         print("this device now holds the user's identity keys of generation \(generation); restart a running agent")
     case "change-passphrase":
-        let environment = ProcessInfo.processInfo.environment
-        let newUnlock: AgentConfiguration.Unlock
-        if let passphrase = environment["RESCIND_AGENT_NEW_PASSPHRASE"], !passphrase.isEmpty {
-            newUnlock = .passphrase(passphrase)
-        } else if let path = environment["RESCIND_AGENT_NEW_PASSPHRASE_FILE"], !path.isEmpty {
-            newUnlock = .passphraseFile(path)
-        } else if let path = environment["RESCIND_AGENT_NEW_KEY_FILE"], !path.isEmpty {
-            newUnlock = .keyFile(path)
-        } else {
+        guard let newUnlock = try AgentConfiguration.Unlock.named(
+            passphrase: "RESCIND_AGENT_NEW_PASSPHRASE", passphraseFile: "RESCIND_AGENT_NEW_PASSPHRASE_FILE",
+            keyFile: "RESCIND_AGENT_NEW_KEY_FILE", in: ProcessInfo.processInfo.environment)
+        else {
             throw UsageError(message: "change-passphrase: set RESCIND_AGENT_NEW_PASSPHRASE, _NEW_PASSPHRASE_FILE or _NEW_KEY_FILE")
         }
         try await KeystoreRotation.changeUnlock(configuration: configuration, to: newUnlock)

@@ -1,5 +1,6 @@
 import Foundation
 import RescindClient
+import RescindConfiguration
 import RescindCrypto
 
 /// Changes to the keys an enrolled data directory holds: the user's identity keys
@@ -134,6 +135,24 @@ public enum KeystoreRotation {
         UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
             baseURL: configuration.grantServiceURL)
+    }
+}
+
+extension AgentConfiguration.Unlock {
+    /// The one unlock source named by three variables (a passphrase, a passphrase file, a key
+    /// file), e.g. the new one of a passphrase change; `nil` when none is set.
+    /// - Throws: `ConfigurationError` when more than one is set.
+    public static func named(
+        passphrase: String, passphraseFile: String, keyFile: String, in environment: [String: String]
+    ) throws -> Self? {
+        let value = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let sources: [Self] = [
+            value(passphrase).map(Self.passphrase), value(passphraseFile).map(Self.passphraseFile), value(keyFile).map(Self.keyFile),
+        ].compactMap { $0 }
+        guard sources.count <= 1 else {
+            throw ConfigurationError(variable: passphrase, problem: "set only one of \(passphrase), \(passphraseFile), \(keyFile)")
+        }
+        return sources.first
     }
 }
 

@@ -146,14 +146,12 @@ struct IdentityCommand: AsyncParsableCommand {
         @OptionGroup var profile: ProfileOptions
 
         func run() async throws {
-            let environment = profile.environment
             let newUnlock: AgentConfiguration.Unlock
-            if let passphrase = environment["RESCIND_NEW_PASSPHRASE"], !passphrase.isEmpty {
-                newUnlock = .passphrase(passphrase)
-            } else if let path = environment["RESCIND_NEW_PASSPHRASE_FILE"], !path.isEmpty {
-                newUnlock = .passphraseFile(path)
-            } else if let path = environment["RESCIND_NEW_KEY_FILE"], !path.isEmpty {
-                newUnlock = .keyFile(path)
+            if let named = try AgentConfiguration.Unlock.named(
+                passphrase: "RESCIND_NEW_PASSPHRASE", passphraseFile: "RESCIND_NEW_PASSPHRASE_FILE", keyFile: "RESCIND_NEW_KEY_FILE",
+                in: profile.environment)
+            {
+                newUnlock = named
             } else {
                 guard isatty(STDIN_FILENO) == 1, let first = getpass("New passphrase: ").map({ String(cString: $0) }),
                     let second = getpass("New passphrase again: ").map({ String(cString: $0) })
