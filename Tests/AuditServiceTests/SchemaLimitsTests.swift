@@ -105,7 +105,7 @@ import Testing
         ]
         edges += timestamps(access, "occurred_at")
         edges += key(access, ["owner_agreement_public_key"])
-        edges += integers(command, "new_fmk_version", min: 2)
+        edges += integers(command, "new_fmk_version", min: 1)
         edges += timestamps(command, "issued_at")
         return edges
     }()

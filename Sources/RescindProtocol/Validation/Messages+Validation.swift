@@ -40,7 +40,9 @@ extension AccessEvent: BoundaryValidated {
 extension DeviceCommand: BoundaryValidated {
     public func validate() throws(MessageError) {
         let check = FieldCheck()
-        try check.integer(newFMKVersion, "new_fmk_version", in: 2...MessageLimits.maxInteger)
+        // The grant service sends 2 or more; 1 is a well-formed (stale) command the agent answers
+        // already_applied, so it passes the boundary.
+        try check.integer(newFMKVersion, "new_fmk_version", in: 1...MessageLimits.maxInteger)
         try check.timestamp(issuedAt, "issued_at")
     }
 }
