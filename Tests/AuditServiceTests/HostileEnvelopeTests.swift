@@ -38,10 +38,12 @@ import Testing
                     deviceKeys: Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.key) }), commandDevice: UUID()),
                 maxStringBytes: 100_000)
             var kinds: [HostileEnvelopes.Kind: Int] = [:]
+            var edges: [Topic: Int] = [:]
             for index in 0..<(3 * Self.samplesPerTopic) {
                 let topic = [Topic.revocationEvents, .accessEvents, .deviceAcks][index % 3]
                 let sample = generator.next(topic)
                 kinds[sample.kind, default: 0] += 1
+                if sample.kind == .signedEdge { edges[topic, default: 0] += 1 }
                 _ = try await bed.producer.send(topic: bed.topicPrefix + topic.rawValue, key: sample.key, value: sample.value)
             }
 
@@ -55,6 +57,10 @@ import Testing
                 return refusedEvents + applied == events && refusedAcks + acksKept == acks
             }
             try await HostileInputTests.expectStillConsuming(bed, entries: 1)
+            // Validly signed values at the edges of their limits fit their columns: all applied.
+            let appliedEvents = try await bed.count("SELECT count(*) FROM processed_events") - baseline - 1
+            #expect(appliedEvents >= edges[.revocationEvents, default: 0] + edges[.accessEvents, default: 0], "seed \(seed)")
+            #expect(try await bed.count("SELECT count(*) FROM device_acks") >= edges[.deviceAcks, default: 0], "seed \(seed)")
 
             let families = try await bed.withConnection { connection in
                 try await connection.query("SELECT family_member_id FROM audit_chain_heads").map { try $0.decode(UUID.self, column: 0) }

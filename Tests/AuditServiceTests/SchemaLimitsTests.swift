@@ -1,6 +1,7 @@
 import Foundation
 import RescindCrypto
 import RescindProtocol
+import RescindTestSupport
 import Testing
 
 /// The JSON Schemas in `schemas/` and the decoders (`SignedMessage.decode`, which checks
@@ -190,6 +191,41 @@ import Testing
             let data = try JSONSerialization.data(withJSONObject: try Self.validEnvelope(schema))
             #expect(try JSONSchemaValidator.load(schema).problems(data).isEmpty, "\(schema)")
             #expect(Self.decoderAccepts(data, schema: schema), "\(schema)")
+        }
+    }
+}
+
+/// Generated values at the edges of the limits, validly signed, pass both the decoders and
+/// the schemas; generated hostile values signed the same way pass neither.
+@Suite struct GeneratedEdgeTests {
+    static func decode(_ data: Data, _ topic: Topic) -> Result<Void, any Error> {
+        Result {
+            switch topic {
+            case .revocationEvents: _ = try SignedMessage<RevocationEvent>.decode(data, schema: RevocationEvent.schema)
+            case .accessEvents: _ = try SignedMessage<AccessEvent>.decode(data, schema: AccessEvent.schema)
+            case .deviceAcks: _ = try SignedMessage<DeviceAck>.decode(data, schema: DeviceAck.schema)
+            default: _ = try SignedMessage<DeviceCommand>.decode(data, schema: DeviceCommand.schema)
+            }
+        }
+    }
+
+    static let schemas: [Topic: String] = [
+        .revocationEvents: RevocationEvent.schema, .accessEvents: AccessEvent.schema, .deviceAcks: DeviceAck.schema,
+        .deviceCommands: DeviceCommand.schema,
+    ]
+
+    @Test(arguments: [Topic.revocationEvents, .accessEvents, .deviceAcks, .deviceCommands])
+    func edgeValuesAreAcceptedAndHostileOnesRefused(_ topic: Topic) throws {
+        let device = TestFamily.Device(userID: UUID())
+        let revocation = TestFamily().revocation(of: UUID(), devices: [device])
+        var generator = HostileEnvelopes(
+            seed: 7, context: .init(grantKey: Ed25519.PrivateKey(), revocation: revocation, deviceKeys: [device.id: device.key], commandDevice: UUID()))
+        let validator = try JSONSchemaValidator.load(Self.schemas[topic]!)
+        for _ in 0..<40 {
+            let edge = try #require(generator.next(topic, kind: .signedEdge).value)
+            if case .failure(let error) = Self.decode(edge, topic) { Issue.record("\(topic) edge refused: \(error)") }
+            let problems = try validator.problems(edge)
+            #expect(problems.isEmpty, "\(topic): \(problems)")
         }
     }
 }

@@ -16,6 +16,8 @@ public struct HostileEnvelopes {
         case hostileString = "hostile_string", invalidUTF8 = "invalid_utf8", extremeNumber = "extreme_number"
         case hugeString = "huge_string", deepNesting = "deep_nesting", duplicateKey = "duplicate_key"
         case wrongType = "wrong_type", truncated, garbage, tombstone, signedHostile = "signed_hostile"
+        /// Validly signed, every value at the edge of its limits but within them: must be applied.
+        case signedEdge = "signed_edge"
     }
 
     public struct Sample: Sendable {
@@ -56,7 +58,10 @@ public struct HostileEnvelopes {
     }
 
     public mutating func next(_ topic: Topic) -> Sample {
-        let kind = Kind.allCases.randomElement(using: &random)!
+        next(topic, kind: Kind.allCases.randomElement(using: &random)!)
+    }
+
+    public mutating func next(_ topic: Topic, kind: Kind) -> Sample {
         let base = baseMessage(topic)
         var sample = Sample(topic: topic, key: base.key, value: nil, kind: kind)
         switch kind {
@@ -67,7 +72,9 @@ public struct HostileEnvelopes {
         case .truncated:
             sample.value = base.value.prefix(Int.random(in: 0..<base.value.count, using: &random))
         case .signedHostile:
-            sample.value = signedHostile(topic)
+            sample.value = signedHostile(topic, edge: false)
+        case .signedEdge:
+            sample.value = signedHostile(topic, edge: true)
         case .duplicateKey:
             sample.value = duplicateKey(base.value)
         default:
@@ -168,8 +175,9 @@ public struct HostileEnvelopes {
 
     // MARK: Validly signed, hostile values
 
-    private mutating func signedHostile(_ topic: Topic) -> Data {
+    private mutating func signedHostile(_ topic: Topic, edge: Bool) -> Data {
         let now = Timestamp.truncated(Date())
+        if edge { return signedEdge(topic, now: now) }
         switch topic {
         case .deviceAcks:
             var (ack, key) = baseAck()
@@ -203,6 +211,54 @@ public struct HostileEnvelopes {
             let command = DeviceCommand(
                 commandID: UUID(), eventID: UUID(), deviceID: context.commandDevice, action: .secureDeletion,
                 familyMemberID: UUID(), newFMKVersion: hostileInt(), issuedAt: hostileDate(now))
+            return Self.signed(DeviceCommand.schema, "grant-service", command, context.grantKey)
+        }
+    }
+
+    private mutating func signedEdge(_ topic: Topic, now: Date) -> Data {
+        func int(_ minimum: Int) -> Int { [minimum, minimum + 1, MessageLimits.maxInteger].randomElement(using: &random)! }
+        func date() -> Date {
+            [now, MessageLimits.earliestTimestamp, MessageLimits.latestTimestamp.addingTimeInterval(-0.001)].randomElement(using: &random)!
+        }
+        func text(_ limit: Int) -> String {
+            let unit = ["🙂", "é", "e\u{301}", "\u{202E}", "\u{FEFF}", "\u{10FFFF}", "'", "\\", "\""].randomElement(using: &random)!
+            return String(String.UnicodeScalarView(String(repeating: unit, count: limit).unicodeScalars.prefix(limit)))
+        }
+        switch topic {
+        case .deviceAcks:
+            var (ack, key) = baseAck()
+            ack.recordsProcessed = int(0)
+            ack.durationMs = int(0)
+            if ack.action == .fmkRotation { ack.fmkVersion = [context.revocation.newFMKVersion, MessageLimits.maxInteger].randomElement(using: &random)! }
+            ack.outcome = DeviceAck.Outcome.allCases.randomElement(using: &random)!
+            ack.error = ack.outcome == .failed ? text(MessageLimits.errorLength) : nil
+            ack.ackedAt = date()
+            return Self.signed(DeviceAck.schema, Self.signer(ack.deviceID), ack, key)
+        case .revocationEvents:
+            let event = RevocationEvent(
+                eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(),
+                ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation), revokedUserID: UUID(),
+                revokedByUserID: UUID(), newFMKVersion: int(2), recordsReencrypted: int(0), reason: text(MessageLimits.reasonLength),
+                clientDurationMs: int(0), occurredAt: date(),
+                expectedDevices: (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                    .init(deviceID: UUID(), userID: UUID(), action: .secureDeletion,
+                          signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
+                })
+            return Self.signed(RevocationEvent.schema, "grant-service", event, context.grantKey)
+        case .accessEvents:
+            var details: [String: String] = [:]
+            for index in 0..<MessageLimits.detailEntries {
+                details["\(index)" + text(MessageLimits.detailKeyLength - 2)] = text(MessageLimits.detailValueLength)
+            }
+            let event = AccessEvent(
+                eventID: UUID(), kind: AccessEvent.Kind.allCases.randomElement(using: &random)!, familyMemberID: UUID(),
+                ownerUserID: UUID(), ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation),
+                actorUserID: UUID(), targetUserID: UUID(), fmkVersion: int(1), details: details, occurredAt: date())
+            return Self.signed(AccessEvent.schema, "grant-service", event, context.grantKey)
+        default:
+            let command = DeviceCommand(
+                commandID: UUID(), eventID: UUID(), deviceID: context.commandDevice, action: .secureDeletion,
+                familyMemberID: UUID(), newFMKVersion: int(1), issuedAt: date())
             return Self.signed(DeviceCommand.schema, "grant-service", command, context.grantKey)
         }
     }
