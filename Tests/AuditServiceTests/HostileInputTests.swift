@@ -141,8 +141,38 @@ import Testing
             #expect(await failure("INSERT INTO audit_chain_heads VALUES (gen_random_uuid(), 1, '\\x00')") == .content(reason: "unprocessable"))
             #expect(await failure("SET LOCAL statement_timeout = 1", "SELECT pg_sleep(1)") == .transient)
             #expect(await failure("SELECT pg_terminate_backend(pg_backend_pid())") == .transient)
+            #expect(await failure("SELECT * FROM no_such_table") == .transient)
             #expect(HandlingFailure.classify(CancellationError()) == .transient)
             #expect(HandlingFailure.classify(MessageError.malformed) == .content(reason: "malformed"))
+        }
+    }
+
+    @Test("a failure that does not depend on the message is retried, shown in /ready and metrics, and bounded by the retry budget")
+    func transientFailuresAreRetriedVisiblyAndBounded() async throws {
+        try await AuditTestBed.with { bed in
+            // Consuming (the group joined) before the fault.
+            try await bed.publish(TestFamily().accessEvent(.familyMemberCreated))
+            try await bed.eventually("the first entry") { try await bed.count("SELECT count(*) FROM audit_log") == 1 }
+            // The operator's mistake, not the message's: a table the handler writes is gone.
+            try await bed.withConnection { try await $0.execute("ALTER TABLE processed_events RENAME TO processed_events_away") }
+            let stuck = TestFamily().accessEvent(.familyMemberCreated)
+            try await bed.publish(stuck)
+            try await bed.eventually("not ready while retrying") { try await bed.get("/ready").status == 503 }
+            let metrics = String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("rescind_audit_consumer_retrying 1"))
+            #expect(metrics.contains(#"rescind_audit_handling_failures_total{class="transient"}"#))
+            #expect(try await bed.count("SELECT count(*) FROM rejected_messages") == 0)
+
+            // Still failing while the database answers: after the retry budget it is the message's
+            // own failure, quarantined (never retried forever), and the partition moves on.
+            try await bed.eventually("quarantined by the retry budget", timeout: .seconds(90)) {
+                try await bed.count("SELECT count(*) FROM rejected_messages WHERE reason = 'retries_exhausted'") == 1
+            }
+            try await bed.eventually("ready again") { try await bed.get("/ready").status == 200 }
+            try await bed.withConnection { try await $0.execute("ALTER TABLE processed_events_away RENAME TO processed_events") }
+            try await Self.expectStillConsuming(bed, entries: 1)
+            let notification = try #require(try await bed.notifications(count: 1).first)
+            #expect(notification.rejection?.reason == "retries_exhausted")
         }
     }
 }

@@ -30,8 +30,10 @@ enum HandlingFailure: Equatable, Sendable {
         case .server:
             guard let state = error.sqlState else { return .transient }
             // 08 connection, 40 serialization failure/deadlock, 53 insufficient resources,
-            // 55 lock not available, 57 admin shutdown/query canceled (timeouts), 58 system, XX internal.
-            if ["08", "40", "53", "55", "57", "58", "XX"].contains(where: state.hasPrefix) { return .transient }
+            // 55 lock not available, 57 admin shutdown/query canceled (timeouts), 58 system, XX internal;
+            // 42 (undefined table, permission denied): the statements are fixed, so that is the
+            // deployment's fault, not the message's (the retry budget still ends it).
+            if ["08", "40", "42", "53", "55", "57", "58", "XX"].contains(where: state.hasPrefix) { return .transient }
             // 22 data exception (NUL, out of range), 23 integrity constraint: the message's values.
             return .content(reason: "unprocessable")
         default:
