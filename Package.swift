@@ -221,8 +221,8 @@ let package = Package(
         .executableTarget(
             name: "RescindHostile",
             dependencies: [
-                "AuditService", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
-                .product(name: "Logging", package: "swift-log"),
+                "AuditService", "DeviceAgent", "RescindClient", "RescindTestSupport", "RescindCrypto", "RescindKafka",
+                "RescindPostgres", "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

@@ -15,12 +15,17 @@ import RescindTestSupport
 /// sent, quarantined, applied, stalls, crashes; and whether every audit chain verifies.
 @main
 struct RescindHostileCommand {
-    static let usage = "usage: rescind-hostile [--per-topic N] [--round N] [--seed N] [--max-string-bytes N]"
+    static let usage = "usage: rescind-hostile [--per-topic N] [--round N] [--seed N] [--max-string-bytes N] [--only audit|agent]"
 
     static func main() async {
         var perTopic = 10_000, round = 1_000, seed: UInt64 = 0x13_5EED, maxString = 900_000
+        var only: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let name = arguments.popFirst() {
+            if name == "--only", let part = arguments.popFirst(), ["audit", "agent"].contains(part) {
+                only = part
+                continue
+            }
             guard let text = arguments.popFirst(), let number = UInt64(text), number > 0 else {
                 FileHandle.standardError.write(Data("\(usage)\n".utf8))
                 exit(2)
@@ -43,7 +48,21 @@ struct RescindHostileCommand {
             return handler
         }
         do {
-            let failed = try await HostileRun(perTopic: perTopic, round: round, seed: seed, maxStringBytes: maxString).run()
+            var failed = false
+            if only != "agent" {
+                failed = try await HostileRun(perTopic: perTopic, round: round, seed: seed, maxStringBytes: maxString).run()
+            }
+            if only != "audit" {
+                print("\nrescind-hostile: device_commands through an enrolled agent, seed \(seed)")
+                let figures = try await AgentHostileRun(count: perTopic, round: round, seed: seed, maxStringBytes: maxString).run()
+                print("")
+                print("| topic | sent | quarantined | applied | stalls | crashes |")
+                print("|---|---:|---:|---:|---:|---:|")
+                print("| `device_commands` | \(figures.sent) | \(figures.quarantined) | \(figures.applied) | \(figures.stalls) | \(figures.crashes) |")
+                print("")
+                print("refused by reason: " + figures.reasons.sorted { $0.value > $1.value }.map { "\($0.key.dropFirst(9)) \($0.value)" }.joined(separator: ", "))
+                failed = failed || figures.stalls > 0 || figures.crashes > 0
+            }
             exit(failed ? 1 : 0)
         } catch {
             FileHandle.standardError.write(Data("rescind-hostile: \(error)\n".utf8))

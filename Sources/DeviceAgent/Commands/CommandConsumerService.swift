@@ -79,6 +79,7 @@ struct CommandConsumerService: Service {
                 ]
                 if failure == .content || attempts >= CommandFailure.retryBudget {
                     AgentMetrics.quarantined(failure)
+                    try? await engine.store.increment("rejected_\(CommandValidation.Rejection.unprocessable.rawValue)")
                     engine.logger.error("quarantined a device command that cannot be taken in", metadata: metadata)
                     return .rejected(.unprocessable)
                 }
