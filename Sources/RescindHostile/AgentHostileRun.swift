@@ -122,11 +122,12 @@ struct AgentHostileRun {
         }
     }
 
+    /// Polls every 200 ms: `status()` shares the agent's one SQLite queue with its writes.
     static func waitUntil(timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while try await !condition() {
             guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(200))
         }
         return true
     }

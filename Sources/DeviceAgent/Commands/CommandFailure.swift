@@ -2,7 +2,8 @@ import GRDB
 
 /// Whether a failure to take in a `device_commands` message may pass by retrying.
 ///
-/// Busy, locked, I/O, full-disk and open failures of the local SQLite store are transient;
+/// Busy, locked, I/O, full-disk and open failures of the local SQLite store are transient
+/// (`AgentError.Code.storageBusy`, as `AgentStore` reports them);
 /// anything else (a constraint, a value SQLite refuses, an error nobody expected) depends
 /// on the message and would fail again: the message is quarantined (counted, logged, its
 /// offset committed) so that the commands after it still arrive. A skipped genuine command
@@ -15,14 +16,10 @@ enum CommandFailure: Equatable, Sendable {
     static let retryBudget = 8
 
     static func classify(_ error: any Error) -> CommandFailure {
-        if let error = error as? AgentError { return error.isTransient ? .transient : .content }
-        guard let error = error as? DatabaseError else { return .content }
-        switch error.resultCode.primaryResultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_PROTOCOL,
-            .SQLITE_NOMEM, .SQLITE_INTERRUPT:
-            return .transient
-        default:
-            return .content
+        switch error {
+        case let error as AgentError: error.isTransient || error.code == .storageBusy ? .transient : .content
+        case is DatabaseError: AgentStore.code(of: error) == .storageBusy ? .transient : .content
+        default: .content
         }
     }
 }
