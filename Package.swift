@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "rescind-agent", targets: ["DeviceAgentMain"]),
         .executable(name: "rescind", targets: ["RescindCLI"]),
         .executable(name: "rescind-bench", targets: ["RescindBench"]),
+        .executable(name: "rescind-hostile", targets: ["RescindHostile"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -212,6 +213,16 @@ let package = Package(
             dependencies: [
                 "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The long run of the hostile-input property (RELIABILITY.md): generated hostile envelopes
+        // through an in-process audit service; a command, not a test. Built on the test kit.
+        .executableTarget(
+            name: "RescindHostile",
+            dependencies: [
+                "AuditService", "DeviceAgent", "RescindClient", "RescindTestSupport", "RescindCrypto", "RescindKafka",
+                "RescindPostgres", "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

@@ -68,6 +68,6 @@ struct CommandValidationTests {
     func malformed() throws {
         #expect(validate(Data("{not json".utf8)) == .rejected(.malformed))
         #expect(validate(nil) == .rejected(.malformed))
-        #expect(validate(try envelope(command(version: 0))) == .rejected(.invalidVersion))
+        #expect(validate(try envelope(command(version: 0))) == .rejected(.invalidField))
     }
 }

@@ -45,7 +45,7 @@ struct CrashRecoveryTests {
             faults.publishAcks = false
             faults.beforeOffsetCommit = { info in if info.commandID != nil { throw InjectedCrash() } }
             let first = try await runThenRevoke(s.kept, faults: faults, in: s)
-            #expect(await first.ended() is InjectedCrash)
+            #expect(await first.ended(timeout: .seconds(90)) is InjectedCrash)
             let crashed = try await first.agent.status()
             #expect(crashed.sentAcks == 0)
 
@@ -58,7 +58,7 @@ struct CrashRecoveryTests {
             }
             try await Task.sleep(for: .seconds(1))  // room for a wrong second ack to show up
             await second.stop()
-            let acks = try await AgentTestKit.acks(service, from: s.kept)
+            let acks = try await AgentTestKit.acks(service, from: s.kept, atLeast: 1)
             #expect(acks.count == 1)
             #expect(acks.first?.outcome == .applied && acks.first?.fmkVersion == 2 && acks.first?.recordsProcessed == 3)
             #expect(try await second.agent.plaintexts(of: s.member.id) == s.member.records)
@@ -71,7 +71,7 @@ struct CrashRecoveryTests {
             var faults = AgentFaults()
             faults.beforeCommandCommit = { _ in throw AgentError(.injectedFault, "crash inside the transaction") }
             let first = try await runThenRevoke(s.revoked, faults: faults, in: s)
-            let error = await first.ended()
+            let error = await first.ended(timeout: .seconds(90))
             #expect((error as? AgentError)?.code == .injectedFault)
 
             // Nothing half-erased: the FMK is still there and every record still opens.
@@ -87,7 +87,7 @@ struct CrashRecoveryTests {
             }
             try await Task.sleep(for: .seconds(1))
             await second.stop()
-            let acks = try await AgentTestKit.acks(service, from: s.revoked)
+            let acks = try await AgentTestKit.acks(service, from: s.revoked, atLeast: 1)
             #expect(acks.map(\.outcome) == [.applied])
             #expect(acks.first?.action == .secureDeletion && acks.first?.recordsProcessed == 3)
         }
@@ -107,7 +107,7 @@ struct CrashRecoveryTests {
             try await AgentTestKit.eventually("owed ack sent") { try await second.agent.status().sentAcks == 1 }
             try await Task.sleep(for: .seconds(1))
             await second.stop()
-            let acks = try await AgentTestKit.acks(service, from: s.revoked)
+            let acks = try await AgentTestKit.acks(service, from: s.revoked, atLeast: 1)
             #expect(acks.map(\.outcome) == [.applied])
         }
     }

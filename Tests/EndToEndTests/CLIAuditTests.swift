@@ -16,10 +16,13 @@ extension CLITests {
                 let eventID = try #require(
                     revoked.firstMatch(of: /\(event ([0-9a-f-]{36})\)/).map { String($0.output.1) }, "\(revoked)")
 
-                // The audit service consumes the events asynchronously.
-                let log = try await CLITestBed.eventually("the revocation in the access log") { () -> String? in
+                // The audit service consumes the events asynchronously, from two topics (access_events
+                // and revocation_events) in no common order: wait for all three entries, not the first.
+                let expected = ["family member created", "access granted for Adult B", "access revoked for Adult B"]
+                let log = try await CLITestBed.eventually("all three entries in the access log") { () -> String? in
                     let output = try await adultA.run(["access-log", emma])
-                    return output.status == 0 && output.stdout.contains("access revoked") ? output.stdout : nil
+                    guard output.status == 0 else { return nil }
+                    return expected.allSatisfy(output.stdout.contains) ? output.stdout : nil
                 }
                 let lines = log.split(separator: "\n").map(String.init)
                 // The chain's order is the order the audit service consumed its topics in, so only presence is checked.

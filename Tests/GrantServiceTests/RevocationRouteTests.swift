@@ -54,6 +54,11 @@ import Testing
                     "POST", path, token: token,
                     json: revoking(home.adultC.keys.userID, reason: String(repeating: "r", count: 501))),
                 400, "bad_request")
+            // A NUL would stop at PostgreSQL (500), and its event would be refused downstream: refused here.
+            expectError(
+                try await http.send(
+                    "POST", path, token: token, json: revoking(home.adultC.keys.userID, reason: "custody\u{0}change")),
+                400, "bad_request")
             expectError(try await http.send("POST", path, token: token, text: "{}"), 400, "bad_request")
             expectError(try await http.send("POST", path, json: revoking(home.adultC.keys.userID)), 401, "unauthenticated")
             try await Self.expectUntouched(service, home)

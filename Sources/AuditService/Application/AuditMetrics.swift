@@ -58,9 +58,29 @@ final class AuditMetrics: Sendable {
         registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "rescind", subsystem: "audit", metricName: "messages_rejected", unitName: "total",
-                helpText: "Messages refused: unsigned, forged, malformed or unknown."),
+                helpText: "Messages refused or quarantined: unsigned, forged, malformed, out of limits, unknown or unprocessable."),
             labels: [("reason", reason)]
         ).increment()
+    }
+
+    /// One failed attempt to handle an input message, by class (`transient` or `content`).
+    func handlingFailed(_ failure: HandlingFailure) {
+        let label = switch failure { case .transient: "transient"; case .content: "content" }
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "handling_failures", unitName: "total",
+                helpText: "Failed attempts to handle an input message: transient (retried) or content (quarantined)."),
+            labels: [("class", label)]
+        ).increment()
+    }
+
+    /// 1 while the consumer is retrying a message after a transient failure.
+    func retrying(_ retrying: Bool) {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "consumer_retrying", unitName: "",
+                helpText: "1 while the input consumer retries a message after a transient failure.")
+        ).set(to: retrying ? 1 : 0)
     }
 
     /// Consumer lag in time: the age of the message just read (its broker timestamp).

@@ -53,9 +53,10 @@ public enum AuditServiceApplication {
         let hub = EventStreamHub(
             pool: pool, database: database, pollInterval: configuration.notifications.pollInterval, logger: logger)
 
+        let health = ConsumerHealth()
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        OperationsController(pool: pool, metrics: metrics, serviceKey: signingKey.publicKey).addRoutes(to: router)
+        OperationsController(pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey).addRoutes(to: router)
         AccessLogController(
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
             verifier: AuditChainVerifier(publicKey: signingKey.publicKey)
@@ -89,7 +90,7 @@ public enum AuditServiceApplication {
                     bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service",
                     groupID: kafka.consumerGroup, autoOffsetReset: .earliest, sessionTimeout: kafka.sessionTimeout,
                     heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
-                topics: topics.inputs, handler: handler, logger: logger))
+                topics: topics.inputs, handler: handler, health: health, logger: logger))
         return app
     }
 }

@@ -10,11 +10,19 @@ import RescindProtocol
 /// Because the hash covers the position (`seq`) and the previous hash, and is signed,
 /// altering, removing, inserting or reordering entries shows up at the first entry
 /// affected, even for someone who can write to the database (they lack the key).
-struct AuditChainVerifier: Sendable {
+///
+/// Public for tools that hold only database access and the audit service's public key
+/// (auditors, the hostile-input run): the check needs nothing secret.
+public struct AuditChainVerifier: Sendable {
     let publicKey: Ed25519.PublicKey
     var pageSize = 500
 
-    func verify(familyMemberID: UUID, on connection: PostgresConnection) async throws -> ChainVerificationReport {
+    public init(publicKey: Ed25519.PublicKey) {
+        self.publicKey = publicKey
+    }
+
+    /// - Parameter connection: searching the audit service's schema.
+    public func verify(familyMemberID: UUID, on connection: PostgresConnection) async throws -> ChainVerificationReport {
         var problems: [ChainVerificationReport.Problem] = []
         var previous: AuditEntry?
         var count = 0

@@ -8,13 +8,15 @@ import Synchronization
 /// each message to the handler and commits its offset once the handler succeeded
 /// (at least once; the handler is idempotent).
 ///
-/// A handler failure (storage unavailable) is retried with backoff on the same message,
-/// so a partition never skips one. On graceful shutdown the message in hand is finished
+/// A transient handler failure (storage unavailable) is retried with backoff on the same
+/// message, so a partition never skips one; a failure that depends on the message is
+/// quarantined (`HandlingFailure`), so no message can stall a partition. On graceful shutdown the message in hand is finished
 /// and committed before the consumer leaves its group.
 struct InboundConsumer: Service {
     let configuration: KafkaConsumerConfiguration
     let topics: [String]
     let handler: InboundMessageHandler
+    let health: ConsumerHealth
     let logger: Logger
 
     /// Whether a message is in hand, so that shutdown knows whether it may close at once.
@@ -57,17 +59,56 @@ struct InboundConsumer: Service {
         await consumer.close()
     }
 
-    /// - Returns: `true` once handled; `false` if shutdown or cancellation came first.
+    /// Retries a transient failure with backoff (shown in `/ready` and `/metrics`); quarantines
+    /// a message whose failure depends on its content, or that keeps failing while the
+    /// database answers (`retryBudget` attempts: the backstop for a misclassified error).
+    /// - Returns: `true` once handled or quarantined; `false` if shutdown or cancellation came first.
     private func handleUntilDone(_ message: KafkaMessage, phase: Phase) async -> Bool {
+        handler.received(message)
         var delay = Duration.milliseconds(100)
+        var attempts = 0
         while !Task.isCancelled {
+            let failure: HandlingFailure
             do {
                 try await handler.handle(message)
+                health.recovered()
+                handler.metrics.retrying(false)
                 return true
             } catch {
+                attempts += 1
+                failure = HandlingFailure.classify(error)
+                handler.metrics.handlingFailed(failure)
                 logger.warning(
-                    "handling failed; retrying",
-                    metadata: ["kafka.topic": "\(message.topic)", "kafka.offset": "\(message.offset)", "error": "\(error)"])
+                    "handling failed",
+                    metadata: [
+                        "kafka.topic": "\(message.topic)", "kafka.offset": "\(message.offset)", "error": "\(error)",
+                        "rescind.failure": "\(failure)", "rescind.attempt": "\(attempts)",
+                    ])
+            }
+            var quarantineReason: String?
+            switch failure {
+            case .content(let reason):
+                quarantineReason = reason
+            case .transient:
+                _ = health.failed()
+                handler.metrics.retrying(true)
+                if attempts >= Self.retryBudget, await handler.databaseAnswers() {
+                    quarantineReason = "retries_exhausted"
+                }
+            }
+            if let quarantineReason {
+                do {
+                    try await handler.quarantine(message, reason: quarantineReason)
+                    health.recovered()
+                    handler.metrics.retrying(false)
+                    return true
+                } catch {
+                    // Quarantine stores only bounded bytes and escaped text: it fails only when
+                    // storage does, which is transient; try again after the delay.
+                    _ = health.failed()
+                    handler.metrics.retrying(true)
+                    logger.warning("quarantine failed; retrying", metadata: ["error": "\(error)"])
+                }
             }
             if phase.isStopping { return false }
             try? await Task.sleep(for: delay)
@@ -75,4 +116,7 @@ struct InboundConsumer: Service {
         }
         return false
     }
+
+    /// Attempts on one message before a failure classified transient is treated as the message's own.
+    static let retryBudget = 10
 }

@@ -8,9 +8,10 @@ import RescindProtocol
 /// Turns one input message into stored facts and conclusions, in one transaction.
 ///
 /// Input is never trusted: a message that is not a well-formed envelope signed by the
-/// expected key is rejected (stored, counted, reported), and the handler returns so
-/// that its offset is committed. It throws only when storage fails, so that the message
-/// is retried rather than lost. Every write is idempotent by event or ack id.
+/// expected key, with every field within `MessageLimits`, is rejected (stored, counted,
+/// reported), and the handler returns so that its offset is committed. When it throws,
+/// the consumer classifies the error (`HandlingFailure`): retried when transient,
+/// quarantined (`quarantine`) when it depends on the message. Every write is idempotent by event or ack id.
 struct InboundMessageHandler: Sendable {
     let pool: PostgresConnectionPool
     let topics: TopicNames
@@ -21,13 +22,16 @@ struct InboundMessageHandler: Sendable {
     let metrics: AuditMetrics
     let logger: Logger
 
+    /// Counts a message read (once, however often its handling is retried).
+    func received(_ message: KafkaMessage) {
+        guard let topic = topics.topic(named: message.topic) else { return }
+        metrics.consumed(topic)
+        if let timestamp = message.timestamp { metrics.lag(topic, seconds: Date().timeIntervalSince(timestamp)) }
+    }
+
     func handle(_ message: KafkaMessage) async throws {
         let position = MessagePosition(topic: message.topic, partition: message.partition, offset: message.offset)
         let topic = topics.topic(named: message.topic)
-        if let topic {
-            metrics.consumed(topic)
-            if let timestamp = message.timestamp { metrics.lag(topic, seconds: Date().timeIntervalSince(timestamp)) }
-        }
         let conclusions = try await pool.transaction { connection in
             var conclusions = Conclusions()
             do {
@@ -50,6 +54,27 @@ struct InboundMessageHandler: Sendable {
             return conclusions
         }
         record(conclusions)
+    }
+
+    /// Stores a message that cannot be handled (bounded bytes, escaped claimed signer) and
+    /// reports it as `message_rejected`, so that its offset can be committed.
+    func quarantine(_ message: KafkaMessage, reason: String) async throws {
+        let position = MessagePosition(topic: message.topic, partition: message.partition, offset: message.offset)
+        let claimed = message.value.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        let rejection = Rejection(reason, signer: claimed?["signer"] as? String)
+        let conclusions = try await pool.transaction { connection in
+            var conclusions = Conclusions()
+            try await RejectionLog.record(rejection, at: position, envelope: message.value, on: connection, into: &conclusions)
+            try await writer.write(conclusions, on: connection)
+            return conclusions
+        }
+        record(conclusions)
+    }
+
+    /// Whether the database answers a trivial query: tells a message that keeps failing
+    /// from an outage.
+    func databaseAnswers() async -> Bool {
+        (try? await pool.withConnection { try await $0.query("SELECT 1") }) != nil
     }
 
     /// Metrics move (and rejections are logged) only once the transaction committed.

@@ -12,7 +12,8 @@ struct Rejection: Error, Sendable, Equatable {
 
     init(_ reason: String, signer: String? = nil, familyMemberID: UUID? = nil, eventID: UUID? = nil, deviceID: UUID? = nil) {
         self.reason = reason
-        self.signer = signer.map { String($0.prefix(200)) }
+        // Claimed by the sender, so never bound as it came: escaped and bounded.
+        self.signer = signer.map { String(MessageLimits.escaped($0, maxLength: MessageLimits.signerLength).prefix(128)) }
         self.familyMemberID = familyMemberID
         self.eventID = eventID
         self.deviceID = deviceID

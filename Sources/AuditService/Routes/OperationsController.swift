@@ -10,6 +10,8 @@ import RescindServiceSupport
 struct OperationsController {
     let pool: PostgresConnectionPool
     let metrics: AuditMetrics
+    /// Not ready while the input consumer keeps failing on a transient error.
+    let health: ConsumerHealth
     let serviceKey: Ed25519.PublicKey
 
     struct Status: Encodable {
@@ -24,6 +26,7 @@ struct OperationsController {
             } catch {
                 throw APIError.unavailable
             }
+            guard health.isReady else { throw APIError.unavailable }
             return try Response.json(Status(status: "ready"))
         }
         router.get("metrics") { _, _ in

@@ -56,13 +56,27 @@ extension RevocationTracker {
         ).map { try $0.decode(String.self, Int32.self, Int64.self, Data.self) }
         for (topic, partition, offset, envelope) in held.sorted(by: { ($0.1, $0.2) < ($1.1, $1.2) }) {
             let position = MessagePosition(topic: topic, partition: partition, offset: offset)
+            // Each held ack in a savepoint: one that cannot be stored is quarantined on its own
+            // and never fails the revocation event (or the scan) that releases it.
+            let before = conclusions
+            try await connection.execute("SAVEPOINT held_ack")
             do {
                 let message = try Self.decodeAck(envelope)
                 // Reload: an earlier held ack may have completed the revocation.
                 let current = try await RevocationRecord.load(revocation.eventID, on: connection) ?? revocation
                 _ = try await apply(message, to: current, on: connection, into: &conclusions)
+                try await connection.execute("RELEASE SAVEPOINT held_ack")
             } catch let rejection as Rejection {
+                try await connection.execute("ROLLBACK TO SAVEPOINT held_ack")
+                conclusions = before
                 try await RejectionLog.record(rejection, at: position, envelope: envelope, on: connection, into: &conclusions)
+            } catch {
+                guard case .content(let reason) = HandlingFailure.classify(error) else { throw error }
+                try await connection.execute("ROLLBACK TO SAVEPOINT held_ack")
+                conclusions = before
+                try await RejectionLog.record(
+                    Rejection(reason, familyMemberID: revocation.familyMemberID, eventID: revocation.eventID),
+                    at: position, envelope: envelope, on: connection, into: &conclusions)
             }
         }
         if !held.isEmpty { try await Self.streamStatus(of: revocation.eventID, on: connection, into: &conclusions) }

@@ -20,7 +20,8 @@ struct AckSigner: Sendable {
         let ack = DeviceAck(
             ackID: UUID(), commandID: command.commandID, eventID: command.eventID, deviceID: deviceID,
             action: command.action, outcome: outcome, recordsProcessed: effect.recordsProcessed,
-            fmkVersion: effect.fmkVersion, durationMs: duration.wholeMilliseconds, error: error, ackedAt: ackedAt)
+            fmkVersion: effect.fmkVersion, durationMs: min(max(duration.wholeMilliseconds, 0), MessageLimits.maxInteger),
+            error: error.map { MessageLimits.safeText($0, maxLength: MessageLimits.errorLength) }, ackedAt: ackedAt)
         let message = try SignedMessage(schema: DeviceAck.schema, signer: signer, payload: ack, key: deviceKey)
         return (ack, try message.encoded())
     }

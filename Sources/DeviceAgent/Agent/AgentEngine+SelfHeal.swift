@@ -87,7 +87,7 @@ extension AgentEngine {
                 }
                 let effect = try await store.apply(.incremental(changes))
                 if effect.changed { report.synced.append(state.familyMemberID) }
-            } catch let error as AgentError where !error.isTransient && error.code != .storage {
+            } catch let error as AgentError where !error.isTransient && !error.isStorage {
                 try await refuse(state.familyMemberID, error.message, report: &report)
             }
         }
@@ -120,7 +120,7 @@ extension AgentEngine {
                 metadata: [LogKey.familyMember: "\(id.text)", LogKey.records: "\(effect.recordsProcessed)", LogKey.source: "self_heal"])
         } catch let error as AgentError where error.code == .accessRevoked {
             return  // lost access between listing and fetching; nothing was held
-        } catch let error as AgentError where !error.isTransient && error.code != .storage {
+        } catch let error as AgentError where !error.isTransient && !error.isStorage {
             try await refuse(id, error.message, report: &report)
         }
     }

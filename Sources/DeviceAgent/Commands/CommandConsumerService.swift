@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// Reads `device_commands` in this device's own consumer group (`rescind-agent-<device id>`),
 /// so every device sees every command and picks its own. A message's offset is committed
 /// only after the inbox holds its command: a crash before that redelivers it, and the
-/// inbox deduplicates by command id.
+/// inbox deduplicates by command id. Failures to take a message in are classified
+/// (`CommandFailure`): retried when transient, quarantined otherwise.
 struct CommandConsumerService: Service {
     let engine: AgentEngine
 
@@ -37,7 +38,7 @@ struct CommandConsumerService: Service {
     }
 
     private func handle(_ message: KafkaMessage, consumer: KafkaConsumer) async throws {
-        let receipt = try await engine.receive(message)
+        let receipt = try await receiveClassifying(message)
         var commandID: UUID?
         var sealedSeq: Int64?
         switch receipt {
@@ -56,5 +57,37 @@ struct CommandConsumerService: Service {
         }
         if let commandID { try await engine.store.markOffsetCommitted(commandID) }
         if let sealedSeq { try await engine.store.markSealedOffsetCommitted(sealedSeq) }
+    }
+
+    /// `engine.receive`, retrying transient failures with backoff; a failure that depends on
+    /// the message, or one that outlasts `CommandFailure.retryBudget`, quarantines the message
+    /// (counted, logged) so that its offset is committed and the partition moves on.
+    private func receiveClassifying(_ message: KafkaMessage) async throws -> AgentEngine.Receipt {
+        var delay = Duration.milliseconds(100)
+        var attempts = 0
+        while true {
+            do {
+                return try await engine.receive(message)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                attempts += 1
+                let failure = CommandFailure.classify(error)
+                let metadata: Logger.Metadata = [
+                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)",
+                    LogKey.error: "\(error)", "rescind.attempt": "\(attempts)",
+                ]
+                if failure == .content || attempts >= CommandFailure.retryBudget {
+                    AgentMetrics.quarantined(failure)
+                    try? await engine.store.increment("rejected_\(CommandValidation.Rejection.unprocessable.rawValue)")
+                    engine.logger.error("quarantined a device command that cannot be taken in", metadata: metadata)
+                    return .rejected(.unprocessable)
+                }
+                AgentMetrics.retried()
+                engine.logger.warning("taking in a device command failed; retrying", metadata: metadata)
+            }
+            try await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
     }
 }

@@ -24,6 +24,11 @@ enum CommandValidation: Equatable, Sendable {
         case unknownSigner = "unknown_signer"
         case misaddressed
         case invalidVersion = "invalid_version"
+        /// A field outside `MessageLimits`.
+        case invalidField = "invalid_field"
+        /// Genuine as far as could be checked, but taking it in failed for a reason that
+        /// retrying does not change (`CommandFailure`).
+        case unprocessable
     }
 
     static let trustedSigner = "grant-service"

@@ -39,7 +39,7 @@ final class AgentStore: Sendable {
         } catch let error as AgentError {
             throw error
         } catch {
-            throw AgentError(.storage, "local database write failed: \(Self.describe(error))")
+            throw AgentError(Self.code(of: error), "local database write failed: \(Self.describe(error))")
         }
     }
 
@@ -49,7 +49,19 @@ final class AgentStore: Sendable {
         } catch let error as AgentError {
             throw error
         } catch {
-            throw AgentError(.storage, "local database read failed: \(Self.describe(error))")
+            throw AgentError(Self.code(of: error), "local database read failed: \(Self.describe(error))")
+        }
+    }
+
+    /// `.storageBusy` when retrying may succeed (busy, locked, I/O, full, cannot open), `.storage` otherwise.
+    static func code(of error: any Error) -> AgentError.Code {
+        guard let error = error as? DatabaseError else { return .storage }
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_PROTOCOL, .SQLITE_NOMEM,
+            .SQLITE_INTERRUPT:
+            return .storageBusy
+        default:
+            return .storage
         }
     }
 

@@ -22,6 +22,8 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidKeystore = Code(rawValue: "invalid_keystore")
         /// The local database failed.
         public static let storage = Code(rawValue: "storage")
+        /// The local database was busy, locked, full or failed to read or write: worth retrying.
+        public static let storageBusy = Code(rawValue: "storage_busy")
         /// The grant service offered an FMK version below one this device already held.
         public static let versionDowngrade = Code(rawValue: "version_downgrade")
         /// The new FMK does not unwrap, or the records do not decrypt under it.
@@ -54,6 +56,9 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Worth retrying later with the same input (the network, a lagging service).
     var isTransient: Bool { code == .unavailable || code == .serviceBehind || code == .downloadDisturbed }
+
+    /// The local database failed (busy or for good).
+    var isStorage: Bool { code == .storage || code == .storageBusy }
 
     public var description: String { message }
 }

@@ -15,6 +15,16 @@ enum AgentMetrics {
         Counter(label: "rescind_agent_commands_rejected_total", dimensions: [("reason", reason.rawValue)]).increment()
     }
 
+    /// A `device_commands` message skipped because it could not be taken in, by the failure's class.
+    static func quarantined(_ failure: CommandFailure) {
+        Counter(label: "rescind_agent_commands_quarantined_total", dimensions: [("class", "\(failure)")]).increment()
+    }
+
+    /// A transient failure taking in a `device_commands` message, retried.
+    static func retried() {
+        Counter(label: "rescind_agent_command_retries_total").increment()
+    }
+
     /// A command carried out (or found already applied), with how long it took.
     static func completed(_ action: DeviceAction, outcome: DeviceAck.Outcome, locked: Bool, duration: Duration) {
         Counter(

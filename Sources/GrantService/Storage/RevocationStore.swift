@@ -93,7 +93,10 @@ struct RevocationStore: Sendable {
     }
 
     private static func validate(reason: String?) throws {
-        if let reason, reason.count > 500 { throw APIError.badRequest("reason is limited to 500 characters") }
+        // The limits of the event that will carry it (`MessageLimits`): one its consumers would refuse is refused here.
+        if let reason, !MessageLimits.isSafeText(reason, maxLength: MessageLimits.reasonLength) {
+            throw APIError.badRequest("reason is limited to \(MessageLimits.reasonLength) characters, without control characters")
+        }
     }
 
     // MARK: Upload

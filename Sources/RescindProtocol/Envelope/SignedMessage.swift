@@ -49,7 +49,9 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
     /// (e.g. from the signer field); `verify(key:)` must follow before any use.
     ///
     /// - Throws: `MessageError.unsignedContent` when the payload carries anything its
-    ///   canonical form (the signed bytes) does not: unknown fields, other encodings.
+    ///   canonical form (the signed bytes) does not: unknown fields, other encodings;
+    ///   `MessageError.invalidField` when the signer or a field of a `BoundaryValidated`
+    ///   payload is outside `MessageLimits`.
     public static func decode(_ bytes: Data, schema expected: String) throws -> SignedMessage<Payload> {
         let message: SignedMessage<Payload>
         let received: Any?
@@ -66,6 +68,11 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
             let signed = try? JSONSerialization.jsonObject(with: CanonicalJSON.encode(message.payload)),
             NSDictionary(dictionary: ["payload": received]).isEqual(to: ["payload": signed])
         else { throw MessageError.unsignedContent }
+        // Every field within `MessageLimits` before any caller can store or act on it.
+        guard MessageLimits.isSafeText(message.signer, maxLength: MessageLimits.signerLength) else {
+            throw MessageError.invalidField("signer")
+        }
+        if let payload = message.payload as? any BoundaryValidated { try payload.validate() }
         return message
     }
 
@@ -89,6 +96,8 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case badSignature
     case unsignedContent
     case unknownSigner(String)
+    /// A field is outside `MessageLimits` (too long, out of range, control characters).
+    case invalidField(String)
 
     public var code: String {
         switch self {
@@ -97,16 +106,18 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badSignature: "bad_signature"
         case .unsignedContent: "unsigned_content"
         case .unknownSigner: "unknown_signer"
+        case .invalidField: "invalid_field"
         }
     }
 
     public var description: String {
         switch self {
         case .malformed: "message is not a valid signed envelope"
-        case .unexpectedSchema(let schema): "unexpected schema \(schema.prefix(80))"
+        case .unexpectedSchema(let schema): "unexpected schema \(MessageLimits.escaped(schema, maxLength: 80))"
         case .badSignature: "signature does not verify"
         case .unsignedContent: "message carries content its signature does not cover"
-        case .unknownSigner(let signer): "unknown signer \(signer.prefix(80))"
+        case .unknownSigner(let signer): "unknown signer \(MessageLimits.escaped(signer, maxLength: 80))"
+        case .invalidField(let field): "field \(field) is outside its limits"
         }
     }
 }

@@ -57,9 +57,11 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         /// Stable code: `malformed`, `unexpected_schema`, `bad_signature`, `unsigned_content`,
         /// `unknown_signer`, `unknown_revocation` (an ack whose revocation never arrived),
         /// `unknown_device` (not expected by the revocation), `mismatched_ack` (action or
-        /// version contradicts the revocation), `unknown_topic`.
+        /// version contradicts the revocation), `unknown_topic`, `invalid_field` (outside
+        /// `MessageLimits`), `unprocessable` (quarantined: storing it failed for a reason that
+        /// retrying does not change), `retries_exhausted` (quarantined after the retry budget).
         public var reason: String
-        /// The claimed signer, when the envelope could be read (it is not trusted).
+        /// The claimed signer, when the envelope could be read (not trusted; control characters escaped).
         public var signer: String?
 
         public init(topic: String, partition: Int32, offset: Int64, reason: String, signer: String?) {

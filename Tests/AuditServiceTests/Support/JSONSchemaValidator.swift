@@ -2,7 +2,8 @@ import Foundation
 
 /// Checks JSON against the subset of JSON Schema (2020-12) the repository's
 /// `schemas/` use: type, const, enum, required, properties, additionalProperties,
-/// items, minimum, pattern, format (uuid, date-time, byte), allOf and if/then.
+/// propertyNames, items, minimum, maximum, minLength, maxLength (in code points), maxItems,
+/// maxProperties, pattern, format (uuid, date-time, byte), allOf and if/then.
 /// Anything else in a schema is reported, so the subset cannot silently shrink.
 struct JSONSchemaValidator {
     let schema: [String: Any]
@@ -27,6 +28,7 @@ struct JSONSchemaValidator {
     private static let understood: Set<String> = [
         "$schema", "$id", "title", "description", "type", "const", "enum", "required", "properties",
         "additionalProperties", "items", "minimum", "pattern", "format", "allOf", "if", "then",
+        "maximum", "minLength", "maxLength", "maxItems", "maxProperties", "propertyNames",
     ]
 
     private func check(_ value: Any, against schema: [String: Any], at path: String, into problems: inout [String]) {
@@ -41,10 +43,18 @@ struct JSONSchemaValidator {
         if let options = schema["enum"] as? [Any], !options.contains(where: { Self.equal(value, $0) }) {
             problems.append("\(path): \(value) is not one of \(options)")
         }
-        if let minimum = schema["minimum"] as? Double, let number = value as? Double, number < minimum {
+        // Through NSNumber: a large integer (2^63 - 1) does not bridge to Double with `as?`.
+        let number = value is String ? nil : (value as? NSNumber)?.doubleValue
+        if let minimum = schema["minimum"] as? Double, let number, number < minimum {
             problems.append("\(path): below \(minimum)")
         }
+        if let maximum = schema["maximum"] as? Double, let number, number > maximum {
+            problems.append("\(path): above \(maximum)")
+        }
         if let text = value as? String {
+            let length = text.unicodeScalars.count
+            if let minimum = schema["minLength"] as? Int, length < minimum { problems.append("\(path): shorter than \(minimum)") }
+            if let maximum = schema["maxLength"] as? Int, length > maximum { problems.append("\(path): longer than \(maximum)") }
             if let pattern = schema["pattern"] as? String, text.range(of: pattern, options: .regularExpression) == nil {
                 problems.append("\(path): does not match \(pattern)")
             }
@@ -56,6 +66,12 @@ struct JSONSchemaValidator {
             for name in schema["required"] as? [String] ?? [] where object[name] == nil {
                 problems.append("\(path): missing \(name)")
             }
+            if let maximum = schema["maxProperties"] as? Int, object.count > maximum {
+                problems.append("\(path): more than \(maximum) properties")
+            }
+            if let names = schema["propertyNames"] as? [String: Any] {
+                for name in object.keys { check(name, against: names, at: "\(path).\(name) (name)", into: &problems) }
+            }
             let properties = schema["properties"] as? [String: [String: Any]] ?? [:]
             for (name, member) in object {
                 if let property = properties[name] {
@@ -66,6 +82,9 @@ struct JSONSchemaValidator {
                     problems.append("\(path): unexpected property \(name)")
                 }
             }
+        }
+        if let array = value as? [Any], let maximum = schema["maxItems"] as? Int, array.count > maximum {
+            problems.append("\(path): more than \(maximum) items")
         }
         if let array = value as? [Any], let items = schema["items"] as? [String: Any] {
             for (index, element) in array.enumerated() { check(element, against: items, at: "\(path)[\(index)]", into: &problems) }

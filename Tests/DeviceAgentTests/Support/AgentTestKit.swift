@@ -5,6 +5,7 @@ import RescindCrypto
 import RescindKafka
 import RescindProtocol
 import RescindTestSupport
+import Synchronization
 import Testing
 
 @testable import DeviceAgent
@@ -91,8 +92,13 @@ enum AgentTestKit {
         throw HarnessError.timedOut(what)
     }
 
-    /// Every message of a topic, read from the beginning for `duration`.
-    static func allMessages(_ service: GrantServiceHarness, _ topic: Topic, for duration: Duration = .seconds(2)) async throws -> [KafkaMessage] {
+    /// Every message of a topic, read from the beginning: until `enough` holds for what was
+    /// read (at most `timeout`; without `enough`, at once), then for `duration` more, so that
+    /// a message that should not be there has time to show.
+    static func allMessages(
+        _ service: GrantServiceHarness, _ topic: Topic, for duration: Duration = .seconds(2),
+        until enough: (@Sendable ([KafkaMessage]) -> Bool)? = nil, timeout: Duration = .seconds(60)
+    ) async throws -> [KafkaMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(bootstrapServers: service.cluster.bootstrapServers, clientID: "test-reader"),
             subscription: .partitions(
@@ -100,20 +106,31 @@ enum AgentTestKit {
                     KafkaPartitionAssignment(topic: service.topicPrefix + topic.rawValue, partition: $0, start: .beginning)
                 }),
             logger: logger)
+        let received = Mutex<[KafkaMessage]>([])
         let collector = Task {
-            var received: [KafkaMessage] = []
-            do { for try await message in consumer.messages { received.append(message) } } catch {}
-            return received
+            do { for try await message in consumer.messages { received.withLock { $0.append(message) } } } catch {}
+        }
+        if let enough {
+            let deadline = ContinuousClock.now + timeout
+            while !enough(received.withLock { $0 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
         try await Task.sleep(for: duration)
         await consumer.close()
-        return await collector.value
+        await collector.value
+        return received.withLock { $0 }
     }
 
     /// The acks a device published, verified against its key.
-    static func acks(_ service: GrantServiceHarness, from device: Device, for duration: Duration = .seconds(2)) async throws -> [DeviceAck] {
-        try await allMessages(service, .deviceAcks, for: duration)
-            .filter { $0.key == Data(device.deviceID.uuidString.lowercased().utf8) }
+    /// Reads until `atLeast` of them arrived (the wait is on that state, not on a time), then
+    /// `duration` more.
+    static func acks(
+        _ service: GrantServiceHarness, from device: Device, for duration: Duration = .seconds(2), atLeast: Int = 0
+    ) async throws -> [DeviceAck] {
+        let key = Data(device.deviceID.uuidString.lowercased().utf8)
+        return try await allMessages(service, .deviceAcks, for: duration, until: { $0.filter { $0.key == key }.count >= atLeast })
+            .filter { $0.key == key }
             .map { message in
                 let signed = try SignedMessage<DeviceAck>.verified(
                     from: message.value ?? Data(), schema: DeviceAck.schema, key: device.deviceKey.publicKey)

@@ -1,0 +1,134 @@
+import DeviceAgent
+import Foundation
+import Logging
+import RescindClient
+import RescindCrypto
+import RescindKafka
+import RescindProtocol
+import RescindTestSupport
+import Synchronization
+
+/// The `device_commands` part of `rescind-hostile`: a grant service (its own development
+/// cluster and schema) and one enrolled agent running in this process; hostile envelopes
+/// keyed to the agent's device are sent in rounds. After each round the run waits until
+/// every message is accounted for (refused, or stored and acknowledged), then sends a
+/// genuine command signed by the grant service: a stall is one not acknowledged within 5 s.
+struct AgentHostileRun {
+    let count: Int
+    let round: Int
+    let seed: UInt64
+    let maxStringBytes: Int
+
+    struct Figures {
+        var sent = 0, quarantined = 0, applied = 0, stalls = 0, crashes = 0
+        var reasons: [String: Int] = [:]
+    }
+
+    func run() async throws -> Figures {
+        try await GrantServiceHarness.with { service in
+            let grantee = try await service.user("Adult B")
+            var seedBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: service.configuration.signingKeyFile)))
+            let grantKey = try Ed25519.PrivateKey(seed: &seedBytes)
+
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-hostile-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = AgentConfiguration(
+                dataDirectory: directory.appendingPathComponent("data").path, grantServiceURL: service.baseURL,
+                grantServiceKey: service.serviceKey,
+                kafka: .init(bootstrapServers: service.cluster.bootstrapServers, topicPrefix: service.topicPrefix),
+                unlock: .passphrase("rescind-hostile"))
+            configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
+            configuration.kafka.sessionTimeout = .seconds(3)
+            let fast = ["reconnect.backoff.ms": "50", "reconnect.backoff.max.ms": "300", "topic.metadata.refresh.interval.ms": "1000"]
+            configuration.kafka.consumerProperties = fast.merging(["fetch.wait.max.ms": "50", "fetch.error.backoff.ms": "50"]) { $1 }
+            configuration.kafka.producerProperties = fast.merging(["linger.ms": "2"]) { $1 }
+            let deviceKey = Ed25519.PrivateKey()
+            let session = try await grantee.addDevice(name: "hostile target", deviceKey: deviceKey)
+            try await DeviceEnrollment.install(
+                userKeys: grantee.keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
+            var logger = Logger(label: "rescind.hostile.agent")
+            logger.logLevel = .critical
+            let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)
+            let ended = Mutex(false)
+            let running = Task {
+                defer { ended.withLock { $0 = true } }
+                try await agent.run(gracefulShutdownSignals: [], lockSignals: false)
+            }
+
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(
+                    bootstrapServers: service.cluster.bootstrapServers, clientID: "rescind-hostile", linger: .milliseconds(5)),
+                logger: logger)
+            let topic = service.topicPrefix + Topic.deviceCommands.rawValue
+            let deviceKeyBytes = Data(session.deviceID.uuidString.lowercased().utf8)
+            var generator = HostileEnvelopes(
+                seed: seed,
+                context: .init(
+                    grantKey: grantKey,
+                    revocation: RevocationEvent(
+                        eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(), ownerAgreementPublicKey: Data(count: 32),
+                        revokedUserID: UUID(), revokedByUserID: UUID(), newFMKVersion: 2, recordsReencrypted: 0, reason: nil,
+                        clientDurationMs: nil, occurredAt: Date(),
+                        expectedDevices: [.init(deviceID: UUID(), userID: UUID(), action: .fmkRotation, signingPublicKey: Data(count: 32))]),
+                    deviceKeys: [:], commandDevice: session.deviceID),
+                maxStringBytes: maxStringBytes)
+
+            /// Refused (counted by reason) plus stored (each stored command is acknowledged).
+            func accounted() async throws -> (refused: Int, stored: Int, reasons: [String: Int]) {
+                let status = try await agent.status()
+                let reasons = status.counters.filter { $0.key.hasPrefix("rejected_") }
+                return (reasons.values.reduce(0, +), status.sentAcks + status.owedAcks + status.pendingCommands, reasons)
+            }
+            var figures = Figures()
+            var probes = 0
+            while figures.sent < count {
+                let size = min(round, count - figures.sent)
+                for _ in 0..<size {
+                    // Keyed to this device: a message keyed elsewhere is not the agent's to judge.
+                    let sample = generator.next(.deviceCommands)
+                    _ = try await producer.send(topic: topic, key: deviceKeyBytes, value: sample.value)
+                }
+                figures.sent += size
+                let drained = try await Self.waitUntil(timeout: .seconds(600)) {
+                    if ended.withLock({ $0 }) { return true }
+                    let now = try await accounted()
+                    return now.refused + now.stored == figures.sent + probes
+                }
+                probes += 1
+                let probe = DeviceCommand(
+                    commandID: UUID(), eventID: UUID(), deviceID: session.deviceID, action: .secureDeletion,
+                    familyMemberID: UUID(), newFMKVersion: 2, issuedAt: Timestamp.truncated(Date()))
+                _ = try await producer.send(
+                    topic: topic, key: deviceKeyBytes,
+                    value: try SignedMessage(schema: DeviceCommand.schema, signer: "grant-service", payload: probe, key: grantKey).encoded())
+                let prompt = try await Self.waitUntil(timeout: .seconds(5)) {
+                    let last = try await agent.status().lastCommand
+                    return last?.commandID == probe.commandID && last?.completedAt != nil
+                }
+                if !drained || !prompt { figures.stalls += 1 }
+                print("  device_commands \(figures.sent)/\(count): accounted \(drained), genuine command within 5 s \(prompt)")
+            }
+            await producer.shutdown()
+            let final = try await accounted()
+            figures.quarantined = final.refused
+            figures.applied = final.stored - probes
+            figures.reasons = final.reasons
+            // A crash of the agent ends its run on its own; a healthy one is still running.
+            if ended.withLock({ $0 }) { figures.crashes = 1 }
+            running.cancel()
+            if case .failure(let error) = await running.result, figures.crashes > 0 { print("  agent ended with \(error)") }
+            return figures
+        }
+    }
+
+    /// Polls every 200 ms: `status()` shares the agent's one SQLite queue with its writes.
+    static func waitUntil(timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return true
+    }
+}

@@ -1,0 +1,22 @@
+/// SplitMix64: a small, fast, reproducible random number generator, so that a failing
+/// hostile sample can be replayed from its seed.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// The seed of a hostile run: `RESCIND_HOSTILE_SEED` when set (to replay), else `fallback`.
+    public static func seed(fallback: UInt64) -> UInt64 {
+        ProcessInfo.processInfo.environment["RESCIND_HOSTILE_SEED"].flatMap { UInt64($0) } ?? fallback
+    }
+}
+
+import Foundation
