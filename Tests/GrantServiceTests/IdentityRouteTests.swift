@@ -177,7 +177,7 @@ import Testing
             let listed = try await adultA.client.devices().first { $0.deviceID == iPad.deviceID }
             #expect(listed?.retiredAt != nil)
             // The retired device can no longer sign in.
-            await expectFailure(404) { try await iPad.client.me() }
+            await expectFailure(401, "device_retired") { try await iPad.client.me() }
         }
     }
 }
