@@ -8,6 +8,10 @@ import Testing
 import FoundationNetworking
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Who may read the monitoring API and the event stream. The adversary: anyone who can
 /// reach the audit service's port (compose publishes it) — with no token, a guessed one,
 /// or a real grant-service token of another family's owner. The real audit service, real
@@ -240,6 +244,52 @@ import FoundationNetworking
             try await gauge(2)
             all.close()
             try await gauge(1)
+        }
+    }
+
+    /// The adversary: a client that opens a stream and then takes nothing (a stalled or
+    /// malicious reader). Its connection is closed once the socket and NIO's buffer stay full
+    /// for the stalled-reader timeout, and its slot is freed.
+    @Test(.timeLimit(.minutes(2)))
+    func aStalledStreamReaderIsDisconnectedAndItsSlotFreed() async throws {
+        try await AuditTestBed.with({
+            $0.monitoring.stalledReaderTimeout = .milliseconds(500)
+            $0.monitoring.streamHeartbeat = .milliseconds(200)
+        }) { bed in
+            // 32 MiB of history to replay: more than loopback socket buffers hold.
+            try await bed.withConnection { connection in
+                try await connection.execute(
+                    """
+                    INSERT INTO stream_events (family_member_id, type, data)
+                    SELECT NULL, 'notification', jsonb_build_object('padding', repeat('x', 65536))
+                    FROM generate_series(1, 512)
+                    """)
+            }
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(socket >= 0)
+            defer { close(socket) }
+            var small: Int32 = 4096
+            _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(bed.service.baseURL.port!).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            try #require(connected == 0)
+            let request = Array(
+                "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(bed.operatorToken)\r\nLast-Event-ID: 0\r\n\r\n".utf8)
+            try #require(request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == request.count)
+
+            try await bed.eventually("the stream open") { try await Self.openStreams(bed) == 1 }
+            try await bed.eventually("the stalled reader disconnected", timeout: .seconds(60)) {
+                String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
+                    .contains("rescind_audit_stalled_readers_closed_total 1")
+            }
+            try await bed.eventually("its slot freed") { try await Self.openStreams(bed) == 0 }
         }
     }
 }

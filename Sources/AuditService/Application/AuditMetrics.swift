@@ -24,6 +24,7 @@ final class AuditMetrics: Sendable {
     let openStreams: Gauge
     let streamsRefused: Counter
     let slowStreamEnded: Counter
+    let stalledReadersClosed: Counter
     /// Monitoring requests refused for want of a valid credential (401).
     let monitoringUnauthenticated: Counter
 
@@ -55,6 +56,9 @@ final class AuditMetrics: Sendable {
             descriptor: name("event_streams_refused", "total", "Event streams refused because the cap was reached."))
         slowStreamEnded = registry.makeCounter(
             descriptor: name("event_streams_slow_ended", "total", "Event streams ended because their reader fell behind."))
+        stalledReadersClosed = registry.makeCounter(
+            descriptor: name(
+                "stalled_readers_closed", "total", "Connections closed because the client took nothing for the stalled-reader timeout."))
         monitoringUnauthenticated = registry.makeCounter(
             descriptor: name(
                 "monitoring_unauthenticated", "total", "Monitoring requests refused without a valid credential."))

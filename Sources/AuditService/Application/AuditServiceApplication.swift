@@ -75,8 +75,13 @@ public enum AuditServiceApplication {
             slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool
         ).addRoutes(to: router)
 
+        let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
         var app = Application(
             router: router,
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [
+                    StalledReaderHandler(timeout: stalledReaderTimeout) { metrics.stalledReadersClosed.increment() }
+                ])),
             configuration: .init(
                 address: .hostname(configuration.http.host, port: configuration.http.port),
                 serverName: "rescind-audit-service"),

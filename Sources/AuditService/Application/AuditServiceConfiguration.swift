@@ -93,6 +93,10 @@ public struct AuditServiceConfiguration: Sendable {
         /// A comment line on every idle stream this often, so dead connections are noticed
         /// (and their slot freed); `RESCIND_AUDIT_STREAM_HEARTBEAT_MS`.
         public var streamHeartbeat: Duration = .seconds(15)
+        /// A connection whose client takes nothing of what was written for this long (the
+        /// socket and NIO's buffer full) is closed: a stalled stream reader is disconnected;
+        /// `RESCIND_AUDIT_STALLED_READER_MS`.
+        public var stalledReaderTimeout: Duration = .seconds(30)
     }
 
     public var http = HTTP()
@@ -152,6 +156,8 @@ public struct AuditServiceConfiguration: Sendable {
             "RESCIND_AUDIT_STREAM_BUFFER_EVENTS", default: monitoring.streamBufferEvents, range: 10...1_000_000)
         monitoring.streamHeartbeat = .milliseconds(
             try reader.int("RESCIND_AUDIT_STREAM_HEARTBEAT_MS", default: 15_000, range: 100...600_000))
+        monitoring.stalledReaderTimeout = .milliseconds(
+            try reader.int("RESCIND_AUDIT_STALLED_READER_MS", default: 30_000, range: 100...3_600_000))
         signingKeyFile = reader.string("RESCIND_AUDIT_SIGNING_KEY_FILE", default: signingKeyFile)
         createSigningKeyIfMissing = try reader.bool("RESCIND_AUDIT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
