@@ -125,6 +125,11 @@ import Glibc
                     guard answer.status == 200 else { return (answer.status, []) }
                     return (200, try CanonicalJSON.decode(RevocationStatusList.self, from: answer.body).revocations.map(\.eventID))
                 }
+                // A token the grant service does not know is refused like no token at all.
+                for route in Self.dataRoutes {
+                    let guessed = try await bed.get(route, token: "guessed-token-" + UUID().uuidString)
+                    #expect(guessed.status == 401 && Self.errorCode(guessed.body) == "unauthenticated", "\(route)")
+                }
                 // The operator sees both families.
                 #expect(Set(try await revocations(bed.operatorToken).1) == [emmaRevocation.eventID, noahRevocation.eventID])
                 #expect(try await bed.get("/v1/revocations/\(noahRevocation.eventID)", token: bed.operatorToken).status == 200)
