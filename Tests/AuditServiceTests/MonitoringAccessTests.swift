@@ -261,34 +261,8 @@ import Glibc
             $0.monitoring.stalledReaderTimeout = .milliseconds(500)
             $0.monitoring.streamHeartbeat = .milliseconds(200)
         }) { bed in
-            // 32 MiB of history to replay: more than loopback socket buffers hold.
-            try await bed.withConnection { connection in
-                try await connection.execute(
-                    """
-                    INSERT INTO stream_events (family_member_id, type, data)
-                    SELECT NULL, 'notification', jsonb_build_object('padding', repeat('x', 65536))
-                    FROM generate_series(1, 512)
-                    """)
-            }
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            try #require(socket >= 0)
+            let socket = try await Self.openStalledStream(bed)
             defer { close(socket) }
-            var small: Int32 = 4096
-            _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(bed.service.baseURL.port!).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            try #require(connected == 0)
-            let request = Array(
-                "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(bed.operatorToken)\r\nLast-Event-ID: 0\r\n\r\n".utf8)
-            try #require(request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == request.count)
-
             try await bed.eventually("the stream open") { try await Self.openStreams(bed) == 1 }
             try await bed.eventually("the stalled reader disconnected", timeout: .seconds(60)) {
                 String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
@@ -296,5 +270,66 @@ import Glibc
             }
             try await bed.eventually("its slot freed") { try await Self.openStreams(bed) == 0 }
         }
+    }
+
+    /// The adversary again, on the live side: the reader stalls while new events keep
+    /// coming. Its buffer (10 events here) does not grow: the stream is ended, and the
+    /// slot is freed when the client goes.
+    @Test(.timeLimit(.minutes(2)))
+    func aStreamWhoseReaderFallsAWholeBufferBehindIsEnded() async throws {
+        try await AuditTestBed.with({
+            $0.monitoring.streamBufferEvents = 10
+            $0.monitoring.stalledReaderTimeout = .seconds(3600)
+        }) { bed in
+            let socket = try await Self.openStalledStream(bed)
+            try await bed.eventually("the stream open") { try await Self.openStreams(bed) == 1 }
+            try await bed.withConnection { connection in
+                try await connection.execute(
+                    """
+                    INSERT INTO stream_events (family_member_id, type, data)
+                    SELECT NULL, 'notification', jsonb_build_object('n', n) FROM generate_series(1, 50) AS n
+                    """)
+                try await connection.execute("SELECT pg_notify('rescind_audit_stream', '')")
+            }
+            try await bed.eventually("the slow stream ended") {
+                String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
+                    .contains("rescind_audit_event_streams_slow_ended_total 1")
+            }
+            close(socket)
+            try await bed.eventually("its slot freed") { try await Self.openStreams(bed) == 0 }
+        }
+    }
+
+    /// A raw connection that asks for the whole history (32 MiB, more than loopback socket
+    /// buffers hold) with the operator token, then reads nothing.
+    static func openStalledStream(_ bed: AuditTestBed) async throws -> Int32 {
+        try await bed.withConnection { connection in
+            try await connection.execute(
+                """
+                INSERT INTO stream_events (family_member_id, type, data)
+                SELECT NULL, 'notification', jsonb_build_object('padding', repeat('x', 65536))
+                FROM generate_series(1, 512)
+                """)
+        }
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(socket >= 0)
+        var small: Int32 = 4096
+        _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(bed.service.baseURL.port!).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        let request = Array(
+            "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(bed.operatorToken)\r\nLast-Event-ID: 0\r\n\r\n".utf8)
+        guard connected == 0, request.withUnsafeBytes({ send(socket, $0.baseAddress, $0.count, 0) }) == request.count else {
+            close(socket)
+            throw HarnessError.timedOut("connecting a raw stream client")
+        }
+        return socket
     }
 }
