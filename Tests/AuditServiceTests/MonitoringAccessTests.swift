@@ -194,6 +194,16 @@ import Glibc
                 #expect(try toB.decoded(AccessEvent.self).eventID == noahGrant.eventID)
                 let toA = try await streamA.next(1)[0]
                 #expect(try toA.decoded(AccessEvent.self).eventID == emmaGrant.eventID, "A's next event is Emma's, not Noah's")
+
+                // Scope follows ownership: once Emma is transferred to B, her revocation is B's to see.
+                let newOwner = TestFamily(familyMemberID: emma.familyMemberID, ownerUserID: adultB.userID)
+                try await bed.publish(newOwner.accessEvent(.ownershipTransferred, target: adultB.userID, at: Date().addingTimeInterval(1)))
+                try await bed.eventually("the transfer applied") {
+                    try await revocations(tokenB).1.count == 2
+                }
+                #expect(try await revocations(tokenA).1.isEmpty)
+                #expect(try await bed.get("/v1/revocations/\(emmaRevocation.eventID)", token: tokenA).status == 404)
+                #expect(try await bed.get("/v1/revocations?family_member_id=\(emma.familyMemberID)", token: tokenA).status == 403)
             }
         }
     }
