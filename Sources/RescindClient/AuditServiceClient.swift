@@ -3,17 +3,37 @@ import RescindCrypto
 import RescindProtocol
 
 /// The audit service's HTTP API: the owner's sealed access log and its chain check
-/// (authenticated with the caller's grant-service bearer token), and revocation status.
+/// (authenticated with the caller's grant-service bearer token), and revocation status
+/// (the operator's token, which sees every revocation, or the owner's, which sees those of
+/// their own family members).
 public struct AuditServiceClient: Sendable {
     public let baseURL: URL
     private let grantService: GrantServiceClient?
+    private let operatorToken: String?
     private let transport: HTTPTransport
 
-    /// - Parameter grantService: supplies bearer tokens for the owner-only routes.
-    public init(baseURL: URL, grantService: GrantServiceClient? = nil, timeout: Duration = .seconds(30)) {
+    /// - Parameters:
+    ///   - grantService: supplies bearer tokens for the owner-only routes (and monitoring, without an operator token).
+    ///   - operatorToken: the audit service's operator token, for the monitoring routes.
+    public init(
+        baseURL: URL, grantService: GrantServiceClient? = nil, operatorToken: String? = nil, timeout: Duration = .seconds(30)
+    ) {
         self.baseURL = baseURL
         self.grantService = grantService
+        self.operatorToken = operatorToken
         self.transport = HTTPTransport(timeout: timeout)
+    }
+
+    /// Reads an operator token file (one token; a trailing newline is ignored).
+    /// - Throws: `GrantServiceError` 401 `no_credentials` when the file cannot be read or is empty.
+    public static func operatorToken(fromFile path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path),
+            case let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+            !token.isEmpty
+        else {
+            throw GrantServiceError(status: 401, code: "no_credentials", message: "cannot read an operator token from \(path)")
+        }
+        return token
     }
 
     /// One page of a family member's access log, newest first (owner only).
@@ -40,9 +60,10 @@ public struct AuditServiceClient: Sendable {
         try await get("v1/family-members/\(familyMemberID)/access-log/verification", query: [], authenticated: true)
     }
 
-    /// Per-device acknowledgement state of one revocation.
+    /// Per-device acknowledgement state of one revocation (operator token, or the owner's:
+    /// another owner's revocation is a 404).
     public func revocation(_ eventID: UUID) async throws -> RevocationStatus {
-        try await get("v1/revocations/\(eventID)", query: [], authenticated: false)
+        try await get("v1/revocations/\(eventID)", query: [], authenticated: true, asOperator: true)
     }
 
     /// Opens an entry's sealed details with the owner's X25519 key.
@@ -51,13 +72,17 @@ public struct AuditServiceClient: Sendable {
         return try CanonicalJSON.decode(AuditDetails.self, from: Data(plaintext))
     }
 
-    private func get<Response: Decodable>(_ path: String, query: [URLQueryItem], authenticated: Bool) async throws -> Response {
+    private func get<Response: Decodable>(
+        _ path: String, query: [URLQueryItem], authenticated: Bool, asOperator: Bool = false
+    ) async throws -> Response {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         if !query.isEmpty { components.queryItems = query }
         var headers: [(String, String)] = []
-        if authenticated {
+        if asOperator, let operatorToken {
+            headers.append(("Authorization", "Bearer \(operatorToken)"))
+        } else if authenticated {
             guard let grantService else {
-                throw GrantServiceError(status: 401, code: "no_credentials", message: "the access log needs the owner's credentials")
+                throw GrantServiceError(status: 401, code: "no_credentials", message: "this needs the owner's credentials (or, for revocations, the operator token)")
             }
             headers.append(("Authorization", "Bearer \(try await grantService.bearerToken())"))
         }

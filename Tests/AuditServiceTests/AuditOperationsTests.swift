@@ -12,7 +12,7 @@ import Testing
             #expect(ready.status == 200 && String(decoding: ready.body, as: UTF8.self).contains("ready"))
             let key = try CanonicalJSON.decode(ServiceKeyResponse.self, from: try await bed.get("/v1/service-key").body)
             #expect([UInt8](key.signingPublicKey) == bed.service.auditKey.rawRepresentation)
-            let missing = try await bed.get("/v1/revocations/\(UUID())")
+            let missing = try await bed.get("/v1/revocations/\(UUID())", token: bed.operatorToken)
             #expect(missing.status == 404)
             #expect(try CanonicalJSON.decode(APIErrorBody.self, from: missing.body).error.code == "not_found")
 

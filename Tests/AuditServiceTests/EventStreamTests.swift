@@ -10,9 +10,10 @@ import Testing
             let emma = TestFamily(), noah = TestFamily()
             let adultC = UUID()
             let phone = TestFamily.Device(userID: adultC)
-            let all = EventStreamClient(url: bed.service.baseURL.appendingPathComponent("v1/events"))
+            let all = EventStreamClient(url: bed.service.baseURL.appendingPathComponent("v1/events"), token: bed.operatorToken)
             let emmaOnly = EventStreamClient(
-                url: URL(string: "v1/events?family_member_id=\(emma.familyMemberID)", relativeTo: bed.service.baseURL)!)
+                url: URL(string: "v1/events?family_member_id=\(emma.familyMemberID)", relativeTo: bed.service.baseURL)!,
+                token: bed.operatorToken)
             defer {
                 all.close()
                 emmaOnly.close()
@@ -48,7 +49,7 @@ import Testing
             #expect(states.last == ["applied"])
 
             // A client that lost its connection resumes after the last id it saw.
-            let resumed = EventStreamClient(url: bed.service.baseURL.appendingPathComponent("v1/events"), lastEventID: ids[1])
+            let resumed = EventStreamClient(url: bed.service.baseURL.appendingPathComponent("v1/events"), token: bed.operatorToken, lastEventID: ids[1])
             defer { resumed.close() }
             let replayed = try await resumed.next(3)
             #expect(replayed.map(\.id) == Array(everything[2...]).map(\.id))

@@ -3,9 +3,10 @@ import RescindCrypto
 import RescindProtocol
 import Testing
 
-/// The monitoring page in a real headless browser (Debian's Chromium): it loads,
-/// shows a revocation created by the test, and follows the acks over the event
-/// stream without reloading.
+/// The monitoring page in a real headless browser (Debian's Chromium): it asks for a
+/// token, refuses a wrong one, signs in with the operator's, shows a revocation created
+/// by the test, follows the acks over the event stream without reloading, and stays
+/// signed in across a reload of the tab.
 @Suite struct MonitoringPageTests {
     /// Rows of the revocation table as the page rendered them.
     static let rowsExpression = """
@@ -53,6 +54,22 @@ import Testing
 
             let browser = try await HeadlessChromium(url: bed.service.baseURL)
             defer { browser.quit() }
+
+            // Signed out: the form, and no data.
+            _ = try await browser.waitFor("document.body.dataset.auth || ''", as: String.self) { $0 == "signed-out" }
+            #expect(try await browser.evaluate("document.getElementById('monitor').hidden") as? Bool == true)
+            // A wrong token is refused, forgotten, and shows nothing.
+            try await Self.signIn(browser, with: "not-the-operator-token-" + String(repeating: "x", count: 20))
+            _ = try await browser.waitFor("document.body.dataset.auth", as: String.self) { $0 == "refused" }
+            #expect(try await browser.evaluate("document.getElementById('signin-error').textContent") as? String
+                == "That token was refused.")
+            #expect(try await browser.evaluate("sessionStorage.length") as? Int == 0)
+            #expect(try await browser.evaluate("document.querySelectorAll('#revocations tr[data-event-id]').length") as? Int == 0)
+            // The operator's token signs in; it is kept in the tab, never in the address.
+            try await Self.signIn(browser, with: bed.operatorToken)
+            _ = try await browser.waitFor("document.body.dataset.auth", as: String.self) { $0 == "signed-in" }
+            #expect(try await browser.evaluate("document.body.dataset.scope") as? String == "operator")
+            #expect(try await browser.evaluate("location.href.includes(\(Self.literal(bed.operatorToken)))") as? Bool == false)
             func row(_ condition: @escaping (Row) -> Bool) async throws -> Row {
                 let text = try await browser.waitFor(Self.rowsExpression, as: String.self) { text in
                     Self.rows(text).contains { $0.event == revocation.eventID && condition($0) }
@@ -93,6 +110,23 @@ import Testing
 
             // All of it without a reload.
             #expect(try await browser.evaluate("window.loadedOnce") as? String == "yes")
+
+            // A reload of the tab does not ask again.
+            // (The evaluation may end with the page it ran in.)
+            _ = try? await browser.evaluate("setTimeout(() => location.reload(), 0); true")
+            _ = try await browser.waitFor("window.loadedOnce === undefined && document.body.dataset.auth === 'signed-in'", as: Bool.self) { $0 }
+            _ = try await row { $0.state == "completed" }
         }
+    }
+
+    /// Types `token` into the sign-in form and submits it.
+    static func signIn(_ browser: HeadlessChromium, with token: String) async throws {
+        _ = try await browser.evaluate(
+            "document.getElementById('token').value = \(literal(token)); document.getElementById('signin').requestSubmit(); true")
+    }
+
+    /// `text` as a JavaScript string literal.
+    static func literal(_ text: String) -> String {
+        String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 }

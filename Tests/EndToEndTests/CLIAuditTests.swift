@@ -57,6 +57,15 @@ extension CLITests {
 
                 try await adultA.run(["revocation", UUID().uuidString.lowercased()]).expectOneLineError("404")
                 try await adultA.run(["revocation"]).expectUsageError()
+                // The monitoring API shows an owner their own family members only: to B, who does
+                // not own Emma, A's revocation does not exist.
+                try await adultB.run(["revocation", eventID]).expectOneLineError("404")
+                // The operator's token (a file, as the service reads it) sees it, without a profile.
+                let tokenFile = try #require(bed.audit?.configuration.monitoring.operatorTokenFile)
+                let asOperator = try await adultB.run(["revocation", eventID, "--operator-token-file", tokenFile])
+                #expect(asOperator.status == 0 && asOperator.stdout.contains("family member \(emma) → FMK v2"), "\(asOperator)")
+                let unreadable = bed.root.appendingPathComponent("no-such.token").path
+                try await adultB.run(["revocation", eventID, "--operator-token-file", unreadable]).expectOneLineError("401")
             }
         }
     }

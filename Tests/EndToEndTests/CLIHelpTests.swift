@@ -6,7 +6,7 @@ extension CLITests {
             "", "identity", "identity create", "identity show", "identity code", "identity rotate", "identity passphrase",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
             "record", "record add", "record list", "record show", "grant", "revoke", "device", "device list", "device retire", "access-log", "revocation",
-            "tail", "migrate", "stack", "keys", "keys generate", "keys public", "demo",
+            "tail", "migrate", "stack", "keys", "keys generate", "keys public", "keys token", "demo",
         ]
 
         @Test(.timeLimit(.minutes(2)), arguments: commands)

@@ -117,6 +117,24 @@ extension CLITests {
         }
 
         @Test(.timeLimit(.minutes(1)))
+        func keysTokenWritesAnOperatorTokenFileWithoutShowingIt() async throws {
+            try #require(RescindProcess.isBuilt)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-token-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("secrets/audit-operator.token").path
+
+            let written = try await RescindProcess.run(["keys", "token", path])
+            #expect(written.status == 0 && written.stdout.isEmpty, "\(written)")
+            let contents = try #require(FileManager.default.contents(atPath: path))
+            let token = String(decoding: contents, as: UTF8.self).trimmed
+            #expect(token.count >= 43 && token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }, "\(token)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            try await RescindProcess.run(["keys", "token", path]).expectOneLineError("exists; not overwriting")
+            #expect(FileManager.default.contents(atPath: path) == contents)
+        }
+
+        @Test(.timeLimit(.minutes(1)))
         func stackRefusesOutsideTheRepository() async throws {
             try #require(RescindProcess.isBuilt)
             try await RescindProcess.run(["stack", "status", "--root", "/nonexistent"]).expectOneLineError("scripts/stack.sh not found")

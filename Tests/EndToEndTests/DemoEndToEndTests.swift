@@ -51,5 +51,12 @@ import Testing
         for expected in expectations {
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")
         }
+        // The monitoring page needs the operator token: the demo says where it is, never what it is.
+        let tokenFile = state.appendingPathComponent("keys/audit-operator.token")
+        #expect(output.contains("sign in with the operator token in \(tokenFile.path)"), "\(output.suffix(1500))")
+        let attributes = try FileManager.default.attributesOfItem(atPath: tokenFile.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let token = try String(contentsOf: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.count >= 32 && !output.contains(token))
     }
 }

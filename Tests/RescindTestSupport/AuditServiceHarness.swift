@@ -60,7 +60,31 @@ public final class AuditServiceHarness: Sendable {
         configuration.signingKeyFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("rescind-audit-test-\(suffix)/audit.key").path
         configuration.createSigningKeyIfMissing = true
+        configuration.monitoring.operatorTokenFile = writeOperatorToken(
+            beside: configuration.signingKeyFile, suffix: String(suffix))
         return configuration
+    }
+
+    /// Writes a fresh operator token (0600) next to the signing key, in the directory
+    /// `dropState()` removes.
+    static func writeOperatorToken(beside signingKeyFile: String, suffix: String) -> String {
+        let directory = (signingKeyFile as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = (directory as NSString).appendingPathComponent("operator.token")
+        let token = "operator-\(suffix)-" + Data(SecureRandom.bytes(count: 24)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        FileManager.default.createFile(
+            atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        return path
+    }
+
+    /// The operator's bearer token (from the configured token file).
+    public var operatorToken: String {
+        guard let path = configuration.monitoring.operatorTokenFile,
+            let data = FileManager.default.contents(atPath: path)
+        else { return "" }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Creates the topics (2 partitions each) and starts the service.

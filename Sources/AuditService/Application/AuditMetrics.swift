@@ -19,6 +19,14 @@ final class AuditMetrics: Sendable {
     let commitToLastAck: DurationHistogram
     let auditEntries: Counter
     let notificationsPublished: Counter
+    /// Event streams (`GET /v1/events`) open on this replica, refused at the cap, and
+    /// ended because their reader fell a whole buffer behind.
+    let openStreams: Gauge
+    let streamsRefused: Counter
+    let slowStreamEnded: Counter
+    let stalledReadersClosed: Counter
+    /// Monitoring requests refused for want of a valid credential (401).
+    let monitoringUnauthenticated: Counter
 
     init() {
         func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -43,6 +51,17 @@ final class AuditMetrics: Sendable {
         auditEntries = registry.makeCounter(descriptor: name("log_entries", "total", "Audit log entries appended."))
         notificationsPublished = registry.makeCounter(
             descriptor: name("notifications_published", "total", "Notifications delivered to Kafka."))
+        openStreams = registry.makeGauge(descriptor: name("event_streams", "", "Event streams open on this replica."))
+        streamsRefused = registry.makeCounter(
+            descriptor: name("event_streams_refused", "total", "Event streams refused because the cap was reached."))
+        slowStreamEnded = registry.makeCounter(
+            descriptor: name("event_streams_slow_ended", "total", "Event streams ended because their reader fell behind."))
+        stalledReadersClosed = registry.makeCounter(
+            descriptor: name(
+                "stalled_readers_closed", "total", "Connections closed because the client took nothing for the stalled-reader timeout."))
+        monitoringUnauthenticated = registry.makeCounter(
+            descriptor: name(
+                "monitoring_unauthenticated", "total", "Monitoring requests refused without a valid credential."))
     }
 
     func consumed(_ topic: Topic) {

@@ -30,6 +30,8 @@ public enum AuditServiceApplication {
             }
             return GrantServiceLink(baseURL: url)
         }
+        // Read before anything is opened: a bad token file stops the service at once.
+        let operatorToken = try configuration.monitoring.operatorTokenFile.map { try OperatorToken(file: $0) }
         let grantServiceKey = try await GrantServiceKey.resolve(
             pinned: configuration.grantService.publicKey, link: grantService, logger: logger)
 
@@ -51,7 +53,14 @@ public enum AuditServiceApplication {
             pool: pool, topics: topics, grantServiceKey: grantServiceKey, auditLog: auditLog, tracker: tracker,
             writer: writer, metrics: metrics, logger: logger)
         let hub = EventStreamHub(
-            pool: pool, database: database, pollInterval: configuration.notifications.pollInterval, logger: logger)
+            pool: pool, database: database, pollInterval: configuration.notifications.pollInterval,
+            heartbeatInterval: configuration.monitoring.streamHeartbeat,
+            bufferLimit: configuration.monitoring.streamBufferEvents, metrics: metrics, logger: logger)
+        let monitoring = MonitoringAuthorization(operatorToken: operatorToken, grantService: grantService, metrics: metrics)
+        if operatorToken == nil {
+            logger.notice(
+                "no RESCIND_AUDIT_OPERATOR_TOKEN_FILE: the monitoring API answers owners' grant-service tokens only")
+        }
 
         let health = ConsumerHealth()
         let router = Router(context: BasicRequestContext.self)
@@ -61,11 +70,19 @@ public enum AuditServiceApplication {
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
             verifier: AuditChainVerifier(publicKey: signingKey.publicKey)
         ).addRoutes(to: router)
-        MonitoringController(pool: pool).addRoutes(to: router)
-        EventStreamController(hub: hub).addRoutes(to: router)
+        MonitoringController(pool: pool, authorization: monitoring).addRoutes(to: router)
+        EventStreamController(
+            hub: hub, authorization: monitoring,
+            slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool
+        ).addRoutes(to: router)
 
+        let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
         var app = Application(
             router: router,
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [
+                    StalledReaderHandler(timeout: stalledReaderTimeout) { metrics.stalledReadersClosed.increment() }
+                ])),
             configuration: .init(
                 address: .hostname(configuration.http.host, port: configuration.http.port),
                 serverName: "rescind-audit-service"),

@@ -77,7 +77,30 @@ public struct AuditServiceConfiguration: Sendable {
         public var batchSize = 200
     }
 
+    /// Who may read the monitoring API, the event stream and the page's data, and how
+    /// many streams one replica serves.
+    public struct Monitoring: Sendable {
+        /// File holding the operator's bearer token (at least 32 characters, mode 0600);
+        /// `RESCIND_AUDIT_OPERATOR_TOKEN_FILE`. Unset: no operator credential, only owners'
+        /// grant-service tokens (which see their own family members) are accepted.
+        public var operatorTokenFile: String?
+        /// Concurrent `GET /v1/events` streams per replica; one more is answered 503;
+        /// `RESCIND_AUDIT_MAX_STREAMS`.
+        public var maxStreams = 64
+        /// Events buffered for one stream; a reader that falls this far behind is
+        /// disconnected (it resumes with `Last-Event-ID`); `RESCIND_AUDIT_STREAM_BUFFER_EVENTS`.
+        public var streamBufferEvents = 1000
+        /// A comment line on every idle stream this often, so dead connections are noticed
+        /// (and their slot freed); `RESCIND_AUDIT_STREAM_HEARTBEAT_MS`.
+        public var streamHeartbeat: Duration = .seconds(15)
+        /// A connection whose client takes nothing of what was written for this long (the
+        /// socket and NIO's buffer full) is closed: a stalled stream reader is disconnected;
+        /// `RESCIND_AUDIT_STALLED_READER_MS`.
+        public var stalledReaderTimeout: Duration = .seconds(30)
+    }
+
     public var http = HTTP()
+    public var monitoring = Monitoring()
     public var database = Database()
     public var kafka = Kafka()
     public var grantService = GrantService()
@@ -127,6 +150,14 @@ public struct AuditServiceConfiguration: Sendable {
             try reader.int("RESCIND_AUDIT_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
         notifications.batchSize = try reader.int(
             "RESCIND_AUDIT_OUTBOX_BATCH_SIZE", default: notifications.batchSize, range: 1...10_000)
+        monitoring.operatorTokenFile = reader.optionalString("RESCIND_AUDIT_OPERATOR_TOKEN_FILE")
+        monitoring.maxStreams = try reader.int("RESCIND_AUDIT_MAX_STREAMS", default: monitoring.maxStreams, range: 1...100_000)
+        monitoring.streamBufferEvents = try reader.int(
+            "RESCIND_AUDIT_STREAM_BUFFER_EVENTS", default: monitoring.streamBufferEvents, range: 10...1_000_000)
+        monitoring.streamHeartbeat = .milliseconds(
+            try reader.int("RESCIND_AUDIT_STREAM_HEARTBEAT_MS", default: 15_000, range: 100...600_000))
+        monitoring.stalledReaderTimeout = .milliseconds(
+            try reader.int("RESCIND_AUDIT_STALLED_READER_MS", default: 30_000, range: 100...3_600_000))
         signingKeyFile = reader.string("RESCIND_AUDIT_SIGNING_KEY_FILE", default: signingKeyFile)
         createSigningKeyIfMissing = try reader.bool("RESCIND_AUDIT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)

@@ -6,6 +6,14 @@ extension APIError {
     static let unauthenticated = APIError(
         .unauthorized, "unauthenticated", "a bearer token issued by the grant service is required")
     static let notOwner = APIError(.forbidden, "forbidden", "only the family member's owner may read its access log")
+    static let monitoringUnauthenticated = APIError(
+        .unauthorized, "unauthenticated",
+        "the operator token or a family member owner's bearer token issued by the grant service is required")
+    static let operatorOnly = APIError(.forbidden, "forbidden", "only the operator may read this")
+    static let notYourFamilyMember = APIError(
+        .forbidden, "forbidden", "only the family member's owner (or the operator) may follow its revocations")
+    static let tooManyStreams = APIError(
+        .serviceUnavailable, "too_many_streams", "this replica serves its maximum of event streams; retry later")
     static let authenticationUnavailable = APIError(
         .serviceUnavailable, "authentication_unavailable", "the grant service cannot confirm the caller right now")
 }

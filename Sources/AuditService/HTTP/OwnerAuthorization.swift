@@ -16,9 +16,7 @@ struct OwnerAuthorization: Sendable {
     /// - Throws: `APIError` 401 (no or refused token), 403 (not the owner), 404 (unknown
     ///   family member), 503 (the grant service cannot answer).
     func requireOwner(of familyMemberID: UUID, request: Request, logger: Logger) async throws -> UUID {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-            case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.count <= 512
-        else { throw APIError.unauthenticated }
+        guard let token = request.bearerToken else { throw APIError.unauthenticated }
         guard let grantService else { throw APIError.authenticationUnavailable }
         let userID: UUID?
         do {

@@ -17,8 +17,23 @@ final class EventStreamHub: Service, Sendable {
         case heartbeat
     }
 
-    private struct Subscriber {
+    /// Which events a subscriber receives.
+    struct Filter: Sendable {
+        /// One family member, or (nil) all that `ownerUserID` allows.
         var familyMemberID: UUID?
+        /// Only the family members this user owns now (an owner's stream); nil for the
+        /// operator. Events without a family member reach the operator only.
+        var ownerUserID: UUID?
+
+        func admits(_ event: StoredStreamEvent) -> Bool {
+            if let familyMemberID, event.familyMemberID != familyMemberID { return false }
+            if let ownerUserID, event.ownerUserID != ownerUserID { return false }
+            return true
+        }
+    }
+
+    private struct Subscriber {
+        var filter: Filter
         var continuation: AsyncStream<Item>.Continuation
     }
 
@@ -29,35 +44,37 @@ final class EventStreamHub: Service, Sendable {
         var stopped = false
     }
 
-    static let bufferLimit = 10_000
-
     private let pool: PostgresConnectionPool
     private let database: PostgresConfiguration
     private let pollInterval: Duration
     private let heartbeatInterval: Duration
+    /// Items buffered per subscriber before it is ended as too slow.
+    private let bufferLimit: Int
+    private let metrics: AuditMetrics?
     private let logger: Logger
     private let state = Mutex(State())
 
     init(
         pool: PostgresConnectionPool, database: PostgresConfiguration, pollInterval: Duration,
-        heartbeatInterval: Duration = .seconds(15), logger: Logger
+        heartbeatInterval: Duration = .seconds(15), bufferLimit: Int = 1000, metrics: AuditMetrics? = nil, logger: Logger
     ) {
         self.pool = pool
         self.database = database
         self.pollInterval = pollInterval
         self.heartbeatInterval = heartbeatInterval
+        self.bufferLimit = bufferLimit
+        self.metrics = metrics
         self.logger = logger
     }
 
-    /// Live events from now on, for one family member or (nil) for all. Events without a
-    /// family member reach unfiltered subscribers only.
-    func subscribe(familyMemberID: UUID?) -> AsyncStream<Item> {
+    /// Live events from now on that `filter` admits.
+    func subscribe(_ filter: Filter) -> AsyncStream<Item> {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: Item.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
+            of: Item.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id = state.withLock { state -> Int? in
             guard !state.stopped else { return nil }
             state.nextID += 1
-            state.subscribers[state.nextID] = Subscriber(familyMemberID: familyMemberID, continuation: continuation)
+            state.subscribers[state.nextID] = Subscriber(filter: filter, continuation: continuation)
             return state.nextID
         }
         guard let id else {
@@ -71,8 +88,8 @@ final class EventStreamHub: Service, Sendable {
     }
 
     /// Stored events after `after`, for a reconnecting client (at most `limit`).
-    func replay(after: Int64, familyMemberID: UUID?, limit: Int = 1000) async throws -> [StoredStreamEvent] {
-        try await pool.withConnection { try await Self.events(after: after, familyMemberID: familyMemberID, limit: limit, on: $0) }
+    func replay(after: Int64, filter: Filter, limit: Int = 1000) async throws -> [StoredStreamEvent] {
+        try await pool.withConnection { try await Self.events(after: after, filter: filter, limit: limit, on: $0) }
     }
 
     func run() async throws {
@@ -116,7 +133,7 @@ final class EventStreamHub: Service, Sendable {
             while true {
                 let after = state.withLock { $0.delivered }
                 let events = try await pool.withConnection {
-                    try await Self.events(after: after, familyMemberID: nil, limit: 500, on: $0)
+                    try await Self.events(after: after, filter: Filter(), limit: 500, on: $0)
                 }
                 for event in events { broadcast(.event(event)) }
                 if let last = events.last { state.withLock { $0.delivered = max($0.delivered, last.id) } }
@@ -130,30 +147,37 @@ final class EventStreamHub: Service, Sendable {
     private func broadcast(_ item: Item) {
         let targets = state.withLock { state in
             state.subscribers.filter { _, subscriber in
-                guard case .event(let event) = item, let wanted = subscriber.familyMemberID else { return true }
-                return event.familyMemberID == wanted
+                guard case .event(let event) = item else { return true }
+                return subscriber.filter.admits(event)
             }
         }
         for (_, subscriber) in targets {
             if case .dropped = subscriber.continuation.yield(item) {
-                // Too slow: end it rather than silently skip events.
+                // Too slow: end it rather than silently skip events or buffer without bound.
                 subscriber.continuation.finish()
+                metrics?.slowStreamEnded.increment()
             }
         }
     }
 
+    /// Stored events after `after` that `filter` admits, in order, each with the family
+    /// member's current owner.
     static func events(
-        after: Int64, familyMemberID: UUID?, limit: Int, on connection: PostgresConnection
+        after: Int64, filter: Filter, limit: Int, on connection: PostgresConnection
     ) async throws -> [StoredStreamEvent] {
         try await connection.query(
             """
-            SELECT stream_id, type, family_member_id, data FROM stream_events
-            WHERE stream_id > \(after) AND (\(familyMemberID)::uuid IS NULL OR family_member_id = \(familyMemberID))
-            ORDER BY stream_id LIMIT \(limit)
+            SELECT s.stream_id, s.type, s.family_member_id, f.owner_user_id, s.data
+            FROM stream_events s LEFT JOIN family_members f ON f.family_member_id = s.family_member_id
+            WHERE s.stream_id > \(after)
+              AND (\(filter.familyMemberID)::uuid IS NULL OR s.family_member_id = \(filter.familyMemberID))
+              AND (\(filter.ownerUserID)::uuid IS NULL OR f.owner_user_id = \(filter.ownerUserID))
+            ORDER BY s.stream_id LIMIT \(limit)
             """
         ).map { row in
-            let (id, type, familyMemberID, data) = try row.decode(Int64.self, String.self, UUID?.self, PostgresJSON.self)
-            return StoredStreamEvent(id: id, kind: type, familyMemberID: familyMemberID, data: data.bytes)
+            let (id, type, familyMemberID, owner, data) = try row.decode(
+                Int64.self, String.self, UUID?.self, UUID?.self, PostgresJSON.self)
+            return StoredStreamEvent(id: id, kind: type, familyMemberID: familyMemberID, ownerUserID: owner, data: data.bytes)
         }
     }
 

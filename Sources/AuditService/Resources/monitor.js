@@ -1,8 +1,12 @@
-// Revocation monitor: a snapshot from the JSON API, then live updates from the
-// event stream (Server-Sent Events), resumed from the snapshot's stream position.
+// Revocation monitor: asks once for a token (the operator's, or an owner's grant-service
+// bearer token), keeps it in this tab's sessionStorage and sends it as
+// `Authorization: Bearer` — never in a URL. A snapshot comes from the JSON API, then live
+// updates from the event stream (Server-Sent Events read with fetch(), since EventSource
+// cannot send the header), resumed with Last-Event-ID after the snapshot's stream position.
 // Every value is written with textContent: message fields are not trusted.
 "use strict";
 
+const tokenKey = "rescind.monitor.token";
 const params = new URLSearchParams(location.search);
 const familyMemberID = params.get("family_member_id");
 const revocations = new Map();
@@ -80,31 +84,161 @@ function setConnection(state, text) {
   node.textContent = text;
 }
 
-async function start() {
+class Refused extends Error {}
+
+let following = null;
+
+function token() { return sessionStorage.getItem(tokenKey); }
+
+function authorized(extra) {
+  return Object.assign({ Authorization: "Bearer " + token() }, extra || {});
+}
+
+async function api(path) {
+  const response = await fetch(path, { headers: authorized(), cache: "no-store", credentials: "omit" });
+  if (response.status === 401) throw new Refused("refused");
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new Error((body && body.error && body.error.message) || "answered " + response.status);
+  return body;
+}
+
+function showSignIn(message) {
+  if (following) following.abort();
+  following = null;
+  document.getElementById("monitor").hidden = true;
+  const form = document.getElementById("signin");
+  form.hidden = false;
+  form.dataset.state = message ? "refused" : "signed-out";
+  document.getElementById("signin-error").textContent = message || "";
+  document.body.dataset.auth = message ? "refused" : "signed-out";
+  document.getElementById("token").focus();
+}
+
+async function signIn(candidate) {
+  sessionStorage.setItem(tokenKey, candidate);
+  let credential;
+  try {
+    credential = await api("v1/monitoring/credential");
+  } catch (error) {
+    sessionStorage.removeItem(tokenKey);
+    showSignIn(error instanceof Refused ? "That token was refused." : "Sign-in failed: " + error.message);
+    return;
+  }
+  document.getElementById("signin").hidden = true;
+  document.getElementById("monitor").hidden = false;
+  document.body.dataset.auth = "signed-in";
+  document.body.dataset.scope = credential.scope;
+  document.getElementById("whoami").textContent = credential.scope === "operator"
+    ? "Signed in as the operator: every family member."
+    : "Signed in as owner " + short(credential.user_id) + ": your family members only.";
+  document.getElementById("rejections-section").hidden = credential.scope !== "operator";
+  try {
+    await start(credential);
+  } catch (error) {
+    if (error instanceof Refused) showSignIn("The token was refused; sign in again.");
+    else setConnection("failed", "failed to load: " + error.message);
+  }
+}
+
+function signOut() {
+  sessionStorage.removeItem(tokenKey);
+  revocations.clear();
+  renderRevocations();
+  showSignIn("");
+}
+
+async function start(credential) {
   const query = familyMemberID ? "?family_member_id=" + encodeURIComponent(familyMemberID) : "";
   const [snapshot, rejected] = await Promise.all([
-    fetch("v1/revocations" + query).then((response) => response.json()),
-    fetch("v1/rejections").then((response) => response.json()),
+    api("v1/revocations" + query),
+    credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [] }),
   ]);
+  revocations.clear();
   for (const revocation of snapshot.revocations) revocations.set(revocation.event_id, revocation);
   renderRevocations();
   for (const rejection of rejected.rejections.reverse()) showRejection(rejection, rejection.received_at);
+  follow(snapshot.stream_position);
+}
 
-  const streamQuery = new URLSearchParams({ after: String(snapshot.stream_position) });
-  if (familyMemberID) streamQuery.set("family_member_id", familyMemberID);
-  const stream = new EventSource("v1/events?" + streamQuery.toString());
-  stream.onopen = () => setConnection("live", "live");
-  stream.onerror = () => setConnection("reconnecting", "reconnecting…");
-  stream.addEventListener("revocation", (event) => {
+function dispatch(event) {
+  if (event.type === "revocation") {
     const revocation = JSON.parse(event.data);
     revocations.set(revocation.event_id, revocation);
     renderRevocations();
-  });
-  stream.addEventListener("notification", (event) => {
+  } else if (event.type === "notification") {
     const notification = JSON.parse(event.data);
     if (notification.kind === "ack_overdue") showAlert(notification);
     if (notification.kind === "message_rejected") showRejection(notification.rejection, notification.occurred_at);
-  });
+  }
 }
 
-start().catch((error) => setConnection("failed", "failed to load: " + error));
+// One block of the text/event-stream format (fields id, event, data; comments skipped).
+function parseBlock(block) {
+  const event = { id: null, type: "message", data: null };
+  for (const line of block.split("\n")) {
+    if (line === "" || line.startsWith(":")) continue;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "id") event.id = value;
+    else if (field === "event") event.type = value;
+    else if (field === "data") event.data = event.data === null ? value : event.data + "\n" + value;
+  }
+  return event.data === null ? null : event;
+}
+
+// Reads the stream with fetch(); on a drop, reconnects with the last id seen.
+async function follow(position) {
+  const controller = new AbortController();
+  if (following) following.abort();
+  following = controller;
+  let lastID = String(position);
+  const streamQuery = familyMemberID ? "?family_member_id=" + encodeURIComponent(familyMemberID) : "";
+  while (!controller.signal.aborted) {
+    try {
+      const response = await fetch("v1/events" + streamQuery, {
+        headers: authorized({ Accept: "text/event-stream", "Last-Event-ID": lastID }),
+        cache: "no-store", credentials: "omit", signal: controller.signal,
+      });
+      if (response.status === 401) {
+        showSignIn("The token was refused; sign in again.");
+        return;
+      }
+      if (!response.ok || !response.body) throw new Error("the stream answered " + response.status);
+      setConnection("live", "live");
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value.replace(/\r\n?/g, "\n");
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = parseBlock(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+          if (!event) continue;
+          if (event.id !== null) lastID = event.id;
+          dispatch(event);
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+    }
+    if (controller.signal.aborted) return;
+    setConnection("reconnecting", "reconnecting…");
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+document.getElementById("signin").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const field = document.getElementById("token");
+  const candidate = field.value.trim();
+  field.value = "";
+  if (candidate) signIn(candidate);
+});
+document.getElementById("signout").addEventListener("click", signOut);
+
+if (token()) signIn(token());
+else showSignIn("");

@@ -5,10 +5,23 @@ import RescindProtocol
 import RescindServiceSupport
 
 /// What the monitoring page reads: recent revocations with per-device state, recent
-/// rejections, and the page itself. Operator endpoints (ids and states, no details):
-/// expose them on an internal network only.
+/// rejections, and the page itself. Every data route needs a credential: the operator
+/// sees everything; an owner (a grant-service bearer token) sees the revocations of the
+/// family members they own now, and no rejections (whose origin may be anyone's).
+/// The page and its script carry no data and load without one.
 struct MonitoringController {
     let pool: PostgresConnectionPool
+    let authorization: MonitoringAuthorization
+
+    /// Who the page signed in as.
+    struct Credential: Encodable {
+        let scope: String
+        let userID: UUID?
+
+        enum CodingKeys: String, CodingKey {
+            case scope, userID = "user_id"
+        }
+    }
 
     /// A refused message as the page lists it.
     struct RejectedMessage: Encodable {
@@ -33,26 +46,40 @@ struct MonitoringController {
     }
 
     func addRoutes(to router: Router<BasicRequestContext>) {
-        router.get("v1/revocations") { request, _ in
+        router.get("v1/monitoring/credential") { request, context in
+            let scope = try await authorization.scope(of: request, logger: context.logger)
+            return try Response.json(
+                Credential(scope: scope == .operator ? "operator" : "owner", userID: scope.ownerUserID))
+        }
+        router.get("v1/revocations") { request, context in
+            let scope = try await authorization.scope(of: request, logger: context.logger)
             let familyMemberID = try Self.uuid(request, "family_member_id")
             let limit = try AccessLogController.integer(request, "limit", default: 50, range: 1...500)
             let list = try await pool.withConnection { connection in
+                if let familyMemberID { try await scope.requireAccess(to: familyMemberID, on: connection) }
                 // Position first: whatever commits after it is replayed by the stream.
                 let position = try await EventStreamHub.position(on: connection)
                 let revocations = try await RevocationRecord.statuses(
-                    eventID: nil, familyMemberID: familyMemberID, limit: Int(limit), on: connection)
+                    eventID: nil, familyMemberID: familyMemberID, ownerUserID: scope.ownerUserID, limit: Int(limit),
+                    on: connection)
                 return RevocationStatusList(revocations: revocations, streamPosition: position)
             }
             return try Response.json(list)
         }
-        router.get("v1/revocations/:eventID") { _, context in
+        router.get("v1/revocations/:eventID") { request, context in
+            let scope = try await authorization.scope(of: request, logger: context.logger)
             let eventID = try context.parameters.require("eventID", as: UUID.self)
-            guard let status = try await pool.withConnection({ try await RevocationRecord.status(eventID, on: $0) }) else {
-                throw APIError.notFound("revocation")
+            // Another owner's revocation is indistinguishable from an unknown one.
+            let status = try await pool.withConnection { connection in
+                try await RevocationRecord.statuses(
+                    eventID: eventID, familyMemberID: nil, ownerUserID: scope.ownerUserID, limit: 1, on: connection
+                ).first
             }
+            guard let status else { throw APIError.notFound("revocation") }
             return try Response.json(status)
         }
-        router.get("v1/rejections") { request, _ in
+        router.get("v1/rejections") { request, context in
+            try await authorization.scope(of: request, logger: context.logger).requireOperator()
             let limit = try AccessLogController.integer(request, "limit", default: 20, range: 1...500)
             let rows = try await pool.withConnection { connection in
                 try await connection.query(

@@ -36,9 +36,10 @@ struct RevocationRecord: Sendable {
         try await statuses(eventID: eventID, familyMemberID: nil, limit: 1, on: connection).first
     }
 
-    /// Revocations (one, or those of a family member, or all), newest commit first, with their devices.
+    /// Revocations (one, or those of a family member, or all), newest commit first, with their
+    /// devices; with `ownerUserID`, only those of family members that user owns now.
     static func statuses(
-        eventID: UUID?, familyMemberID: UUID?, limit: Int, on connection: PostgresConnection
+        eventID: UUID?, familyMemberID: UUID?, ownerUserID: UUID? = nil, limit: Int, on connection: PostgresConnection
     ) async throws -> [RevocationStatus] {
         var statuses: [RevocationStatus] = []
         let rows = try await connection.query(
@@ -48,6 +49,8 @@ struct RevocationRecord: Sendable {
             FROM revocations r
             WHERE (\(eventID)::uuid IS NULL OR r.event_id = \(eventID))
               AND (\(familyMemberID)::uuid IS NULL OR r.family_member_id = \(familyMemberID))
+              AND (\(ownerUserID)::uuid IS NULL OR r.family_member_id IN (
+                    SELECT f.family_member_id FROM family_members f WHERE f.owner_user_id = \(ownerUserID)))
             ORDER BY r.committed_at DESC, r.event_id LIMIT \(limit)
             """)
         for row in rows {

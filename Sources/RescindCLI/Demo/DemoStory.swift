@@ -32,6 +32,8 @@ struct DemoStory: Sendable {
 
     var grantURL: URL { URL(string: "http://127.0.0.1:\(grantPort)")! }
     var auditURL: URL { URL(string: "http://127.0.0.1:\(auditPort)")! }
+    /// The audit service's operator token file (0600): the monitoring page and API ask for it.
+    var operatorTokenFile: URL { directory.keys.appendingPathComponent("audit-operator.token") }
     var binaries: URL { URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent() }
 
     /// A device agent of the demo, as a process.
@@ -50,6 +52,7 @@ struct DemoStory: Sendable {
         timeline.section("1. Servers")
         try await resetSchemas()
         let grantKey = try writeSigningKey(named: "grant-service")
+        try KeysCommand.Token.write(to: operatorTokenFile.path)
         let common = [
             "RESCIND_DATABASE_URL": databaseURL, "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
             "RESCIND_TOPIC_PREFIX": topicPrefix, "RESCIND_LOG_LEVEL": "info", "PATH": "/usr/bin:/bin",
@@ -71,6 +74,7 @@ struct DemoStory: Sendable {
                 "RESCIND_AUDIT_MIGRATIONS_DIR": repository.appendingPathComponent("migrations/audit").path,
                 "RESCIND_AUDIT_SIGNING_KEY_FILE": directory.keys.appendingPathComponent("audit-service.key").path,
                 "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
+                "RESCIND_AUDIT_OPERATOR_TOKEN_FILE": operatorTokenFile.path,
                 "RESCIND_GRANT_SERVICE_PUBLIC_KEY": grantKey.publicKey,
                 "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": String(ackDeadlineSeconds),
                 "RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS": "6000", "RESCIND_AUDIT_KAFKA_HEARTBEAT_MS": "1000",
@@ -252,7 +256,7 @@ struct DemoStory: Sendable {
         print("""
 
               The demo took \(elapsed.components.seconds) s. The stack keeps running:
-                monitoring page   \(auditURL.absoluteString)/
+                monitoring page   \(auditURL.absoluteString)/  (sign in with the operator token in \(operatorTokenFile.path))
                 grant metrics     \(grantURL.absoluteString)/metrics
                 audit metrics     \(auditURL.absoluteString)/metrics
                 follow a topic    RESCIND_TOPIC_PREFIX=\(topicPrefix) rescind tail device_acks --from-beginning
@@ -339,7 +343,9 @@ struct DemoStory: Sendable {
     }
 
     func auditStatus(_ eventID: UUID) async throws -> RevocationStatus {
-        let (data, response) = try await URLSession.shared.data(from: auditURL.appendingPathComponent("v1/revocations/\(eventID)"))
+        var request = URLRequest(url: auditURL.appendingPathComponent("v1/revocations/\(eventID)"))
+        request.setValue("Bearer \(try AuditServiceClient.operatorToken(fromFile: operatorTokenFile.path))", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw CLIError("no status yet") }
         return try CanonicalJSON.decode(RevocationStatus.self, from: data)
     }

@@ -2,20 +2,56 @@ import ArgumentParser
 import Foundation
 import RescindCrypto
 
-/// Creates and inspects the services' Ed25519 signing key files.
+/// Creates and inspects the services' Ed25519 signing key files and the audit service's
+/// operator token file.
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Create a service signing key file, or print its public key.",
+        abstract: "Create a service signing key file or operator token file, or print a public key.",
         discussion: """
             A key file holds a 32-byte Ed25519 seed, readable by its owner only (0600).
             Agents pin the grant service's public key; the audit service verifies with it.
+            A token file holds the audit service's operator bearer token (0600).
 
             Examples:
               rescind keys generate deploy/secrets/grant-service.key > deploy/secrets/grant-service.pub
               rescind keys public deploy/secrets/grant-service.key
+              rescind keys token deploy/secrets/audit-operator.token
             """,
-        subcommands: [Generate.self, Public.self])
+        subcommands: [Generate.self, Public.self, Token.self])
+
+    struct Token: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new operator token file for the audit service's monitoring API (refuses to overwrite).",
+            discussion: """
+                 256 random bits, base64url, mode 0600; the token is not printed. Point
+                 RESCIND_AUDIT_OPERATOR_TOKEN_FILE at it and sign in to the monitoring page with it.
+
+                 Example:
+                   rescind keys token deploy/secrets/audit-operator.token
+                 """)
+
+        @Argument(help: "Path of the new token file.")
+        var path: String
+
+        func run() throws {
+            try Self.write(to: path)
+        }
+
+        static func write(to path: String) throws {
+            guard !FileManager.default.fileExists(atPath: path) else { throw CLIError("\(path) exists; not overwriting a token") }
+            let token = Data(SecureRandom.bytes(count: 32)).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            guard FileManager.default.createFile(
+                atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            else { throw CLIError("cannot write \(path)") }
+        }
+    }
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -60,17 +60,35 @@ struct AccessLogCommand: AsyncParsableCommand {
     }
 }
 
-/// A revocation's per-device acknowledgement state (operators).
+/// A revocation's per-device acknowledgement state, as the operator or as the owner.
 struct RevocationStatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revocation",
         abstract: "Show a revocation's per-device acknowledgement state from the audit service.",
-        discussion: "Example:\n  rescind revocation 0c8e…")
+        discussion: """
+            The audit service answers its operator (the token in --operator-token-file or
+            $RESCIND_AUDIT_OPERATOR_TOKEN_FILE), or the owner of the revoked family member
+            (this profile's grant-service credentials, used when no operator token is given).
+
+            Examples:
+              rescind revocation 0c8e…
+              rescind revocation 0c8e… --operator-token-file .stack/demo/keys/audit-operator.token
+            """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Revocation event id.") var eventID: UUID
+    @Option(help: "File holding the audit service's operator token (default: $RESCIND_AUDIT_OPERATOR_TOKEN_FILE).")
+    var operatorTokenFile: String?
 
     func run() async throws {
-        let status = try await AuditServiceClient(baseURL: try profile.auditServiceURL).revocation(eventID)
+        let audit: AuditServiceClient
+        if let path = operatorTokenFile ?? profile.environment["RESCIND_AUDIT_OPERATOR_TOKEN_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            audit = AuditServiceClient(
+                baseURL: try profile.auditServiceURL, operatorToken: try AuditServiceClient.operatorToken(fromFile: path))
+        } else {
+            let session = try await profile.session()
+            audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client)
+        }
+        let status = try await audit.revocation(eventID)
         print("family member \(status.familyMemberID.uuidString.lowercased()) → FMK v\(status.newFMKVersion), \(status.recordsReencrypted) records")
         print("committed \(Timestamp.format(status.committedAt)); "
             + (status.completedAt.map { "complete \(Timestamp.format($0)) (commit → last ack \(status.commitToLastAckMs ?? 0) ms)" }

@@ -25,6 +25,7 @@ final class AuditTestBed: Sendable {
 
     var service: AuditServiceHarness { current.withLock { $0 } }
     var topicPrefix: String { configuration.kafka.topicPrefix }
+    var operatorToken: String { service.operatorToken }
 
     private init(cluster: DevelopmentCluster, grantKey: Ed25519.PrivateKey, configuration: AuditServiceConfiguration,
                  producer: KafkaProducer, service: AuditServiceHarness) {

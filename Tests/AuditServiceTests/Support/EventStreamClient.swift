@@ -26,7 +26,7 @@ final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Send
     private var session: URLSession!
     private var task: URLSessionDataTask?
 
-    init(url: URL, lastEventID: Int64? = nil) {
+    init(url: URL, token: String?, lastEventID: Int64? = nil) {
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
         super.init()
         let queue = OperationQueue()
@@ -34,6 +34,7 @@ final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Send
         session = URLSession(configuration: .ephemeral, delegate: self, delegateQueue: queue)
         var request = URLRequest(url: url)
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let lastEventID { request.setValue(String(lastEventID), forHTTPHeaderField: "Last-Event-ID") }
         request.timeoutInterval = 120
         task = session.dataTask(with: request)

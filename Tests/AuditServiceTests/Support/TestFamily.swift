@@ -12,12 +12,14 @@ struct TestFamily: Sendable {
     }
 
     let familyMemberID: UUID
-    let ownerUserID = UUID()
+    let ownerUserID: UUID
     let ownerKey = X25519.PrivateKey()
 
-    /// Pass an existing id for the family member's next owner (ownership transfer).
-    init(familyMemberID: UUID = UUID()) {
+    /// Pass an existing id for the family member's next owner (ownership transfer), and a
+    /// real user's id when the owner signs in with a grant-service token.
+    init(familyMemberID: UUID = UUID(), ownerUserID: UUID = UUID()) {
         self.familyMemberID = familyMemberID
+        self.ownerUserID = ownerUserID
     }
 
     var ownerPublicKey: Data { Data(ownerKey.publicKey.rawRepresentation) }
