@@ -18,6 +18,12 @@ let usage = """
            rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
            rescind-agent change-passphrase                     re-protect the keystore (new: RESCIND_AGENT_NEW_PASSPHRASE[_FILE]
                                                                or RESCIND_AGENT_NEW_KEY_FILE); keys and cache unchanged
+
+    examples:
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent provision-device --name "Adult B's iPad" --kind tablet --out ipad.bundle
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent rotate-identity --bundle-out keys.update   (after a device was stolen)
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent update-identity --bundle keys.update       (on the user's other devices)
+           RESCIND_AGENT_NEW_KEY_FILE=/run/keys/new.key rescind-agent change-passphrase
     """
 
 func option(_ name: String, in arguments: [String]) -> String? {
