@@ -51,6 +51,11 @@ func bundlePassphrase() throws -> String {
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let command = arguments.first.flatMap { $0.hasPrefix("--") ? nil : $0 } ?? "run"
+    // Help needs no configuration.
+    if ["help", "--help", "-h"].contains(command) || arguments.contains("--help") {
+        print(usage)
+        exit(0)
+    }
     var configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
     if arguments.contains("--locked") { configuration.startLocked = true }
     let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
@@ -130,8 +135,6 @@ do {
         }
         try await KeystoreRotation.changeUnlock(configuration: configuration, to: newUnlock)
         print("keystore re-protected; start the agent with the new passphrase or key file from now on")
-    case "help", "--help", "-h":
-        print(usage)
     default:
         throw UsageError(message: "unknown command \(command)\n\(usage)")
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 extension CLITests {
@@ -18,6 +19,19 @@ extension CLITests {
             #expect(help.stdout.contains("OVERVIEW: "), "\(help)")
             #expect(help.stdout.contains("Example"), "no example in `rescind \(command) --help`:\n\(help.stdout)")
             #expect(help.stdout.contains("USAGE: rescind \(command)".trimmingCharacters(in: .whitespaces)), "\(help)")
+        }
+
+        /// The agent's help needs no configuration and names every subcommand, with examples.
+        @Test(.timeLimit(.minutes(1)))
+        func theAgentsHelpNeedsNoConfiguration() async throws {
+            try #require(FileManager.default.isExecutableFile(atPath: RescindProcess.agentBinary.path))
+            for arguments in [["--help"], ["help"], ["rotate-identity", "--help"]] {
+                let help = try await RescindProcess.run(arguments, environment: [:], executable: RescindProcess.agentBinary)
+                #expect(help.status == 0, "\(help)")
+                for command in ["provision-device", "rotate-identity", "update-identity", "change-passphrase", "examples:"] {
+                    #expect(help.stdout.contains(command), "\(command) missing from `rescind-agent \(arguments.joined(separator: " "))`")
+                }
+            }
         }
     }
 }
