@@ -48,7 +48,7 @@ struct AgentHostileRun {
             try await DeviceEnrollment.install(
                 userKeys: grantee.keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
             var logger = Logger(label: "rescind.hostile.agent")
-            logger.logLevel = .critical
+            logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_HOSTILE_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
             let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)
             let ended = Mutex(false)
             let running = Task {
@@ -82,6 +82,22 @@ struct AgentHostileRun {
             }
             var figures = Figures()
             var probes = 0
+            /// A genuine command, signed by the grant service; `true` once the agent completed it within `timeout`.
+            func probe(timeout: Duration) async throws -> Bool {
+                probes += 1
+                let command = DeviceCommand(
+                    commandID: UUID(), eventID: UUID(), deviceID: session.deviceID, action: .secureDeletion,
+                    familyMemberID: UUID(), newFMKVersion: 2, issuedAt: Timestamp.truncated(Date()))
+                _ = try await producer.send(
+                    topic: topic, key: deviceKeyBytes,
+                    value: try SignedMessage(schema: DeviceCommand.schema, signer: "grant-service", payload: command, key: grantKey).encoded())
+                return try await Self.waitUntil(timeout: timeout) {
+                    let last = try await agent.status().lastCommand
+                    return last?.commandID == command.commandID && last?.completedAt != nil
+                }
+            }
+            // The agent consumes (its group joined) before the first hostile message.
+            guard try await probe(timeout: .seconds(60)) else { throw HostileRunError("the agent never consumed a genuine command") }
             while figures.sent < count {
                 let size = min(round, count - figures.sent)
                 for _ in 0..<size {
@@ -90,22 +106,17 @@ struct AgentHostileRun {
                     _ = try await producer.send(topic: topic, key: deviceKeyBytes, value: sample.value)
                 }
                 figures.sent += size
-                let drained = try await Self.waitUntil(timeout: .seconds(600)) {
+                // Accounted for, or a stall: no progress for 60 s.
+                var last = (count: -1, at: ContinuousClock.now)
+                let drained = try await Self.waitUntil(timeout: .seconds(3600)) {
                     if ended.withLock({ $0 }) { return true }
                     let now = try await accounted()
-                    return now.refused + now.stored == figures.sent + probes
+                    let total = now.refused + now.stored
+                    if total != last.count { last = (total, ContinuousClock.now) }
+                    if ContinuousClock.now - last.at > .seconds(60) { throw HostileRunError("no progress at \(total) of \(figures.sent + probes)") }
+                    return total == figures.sent + probes
                 }
-                probes += 1
-                let probe = DeviceCommand(
-                    commandID: UUID(), eventID: UUID(), deviceID: session.deviceID, action: .secureDeletion,
-                    familyMemberID: UUID(), newFMKVersion: 2, issuedAt: Timestamp.truncated(Date()))
-                _ = try await producer.send(
-                    topic: topic, key: deviceKeyBytes,
-                    value: try SignedMessage(schema: DeviceCommand.schema, signer: "grant-service", payload: probe, key: grantKey).encoded())
-                let prompt = try await Self.waitUntil(timeout: .seconds(5)) {
-                    let last = try await agent.status().lastCommand
-                    return last?.commandID == probe.commandID && last?.completedAt != nil
-                }
+                let prompt = try await probe(timeout: .seconds(5))
                 if !drained || !prompt { figures.stalls += 1 }
                 print("  device_commands \(figures.sent)/\(count): accounted \(drained), genuine command within 5 s \(prompt)")
             }
@@ -131,4 +142,9 @@ struct AgentHostileRun {
         }
         return true
     }
+}
+
+struct HostileRunError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

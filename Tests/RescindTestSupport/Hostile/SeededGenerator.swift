@@ -1,3 +1,5 @@
+import Foundation
+
 /// SplitMix64: a small, fast, reproducible random number generator, so that a failing
 /// hostile sample can be replayed from its seed.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -18,5 +20,3 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         ProcessInfo.processInfo.environment["RESCIND_HOSTILE_SEED"].flatMap { UInt64($0) } ?? fallback
     }
 }
-
-import Foundation
