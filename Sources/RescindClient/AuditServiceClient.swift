@@ -1,6 +1,7 @@
 import Foundation
 import RescindCrypto
 import RescindProtocol
+import RescindTLS
 
 /// The audit service's HTTP API: the owner's sealed access log and its chain check
 /// (authenticated with the caller's grant-service bearer token), and revocation status.
@@ -9,11 +10,14 @@ public struct AuditServiceClient: Sendable {
     private let grantService: GrantServiceClient?
     private let transport: HTTPTransport
 
-    /// - Parameter grantService: supplies bearer tokens for the owner-only routes.
-    public init(baseURL: URL, grantService: GrantServiceClient? = nil, timeout: Duration = .seconds(30)) {
+    /// - Parameters:
+    ///   - grantService: supplies bearer tokens for the owner-only routes.
+    ///   - tls: how the audit service is reached (default: the grant service client's policy,
+    ///     else plain HTTP refused and the system's roots trusted).
+    public init(baseURL: URL, grantService: GrantServiceClient? = nil, timeout: Duration = .seconds(30), tls: ClientTLS? = nil) {
         self.baseURL = baseURL
         self.grantService = grantService
-        self.transport = HTTPTransport(timeout: timeout)
+        self.transport = HTTPTransport(timeout: timeout, tls: tls ?? grantService?.tls ?? .strict)
     }
 
     /// One page of a family member's access log, newest first (owner only).
@@ -43,6 +47,11 @@ public struct AuditServiceClient: Sendable {
     /// Per-device acknowledgement state of one revocation.
     public func revocation(_ eventID: UUID) async throws -> RevocationStatus {
         try await get("v1/revocations/\(eventID)", query: [], authenticated: false)
+    }
+
+    /// Whether `GET /ready` answers 200 (the service is up and reaches its database).
+    public func isReady() async throws -> Bool {
+        try await transport.send("GET", baseURL.appendingPathComponent("ready")).status == 200
     }
 
     /// Opens an entry's sealed details with the owner's X25519 key.

@@ -22,13 +22,20 @@ public enum AuditServiceApplication {
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
+        // First, so that an unusable certificate stops the service before it touches anything.
+        let server = try ServiceServer.builder(tls: configuration.http.tls)
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         let grantService = try configuration.grantService.url.map { text in
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
                 throw AuditServiceError.configuration("RESCIND_GRANT_SERVICE_URL is not an http(s) URL")
             }
-            return GrantServiceLink(baseURL: url)
+            do {
+                try configuration.grantService.tls.check(url)
+            } catch {
+                throw AuditServiceError.configuration("RESCIND_GRANT_SERVICE_URL: \(error)")
+            }
+            return GrantServiceLink(baseURL: url, tls: try configuration.grantService.tls.configuration())
         }
         let grantServiceKey = try await GrantServiceKey.resolve(
             pinned: configuration.grantService.publicKey, link: grantService, logger: logger)
@@ -65,6 +72,7 @@ public enum AuditServiceApplication {
 
         var app = Application(
             router: router,
+            server: server,
             configuration: .init(
                 address: .hostname(configuration.http.host, port: configuration.http.port),
                 serverName: "rescind-audit-service"),

@@ -70,7 +70,7 @@ struct RevocationStatusCommand: AsyncParsableCommand {
     @Argument(help: "Revocation event id.") var eventID: UUID
 
     func run() async throws {
-        let status = try await AuditServiceClient(baseURL: try profile.auditServiceURL).revocation(eventID)
+        let status = try await AuditServiceClient(baseURL: try profile.auditServiceURL, tls: try profile.tls).revocation(eventID)
         print("family member \(status.familyMemberID.uuidString.lowercased()) → FMK v\(status.newFMKVersion), \(status.recordsReencrypted) records")
         print("committed \(Timestamp.format(status.committedAt)); "
             + (status.completedAt.map { "complete \(Timestamp.format($0)) (commit → last ack \(status.commitToLastAckMs ?? 0) ms)" }
