@@ -42,8 +42,10 @@ struct HTTPTransport: Sendable {
         let contentType: String?
     }
 
-    /// Sends one request. A failure to reach the service or read its answer throws
-    /// `GrantServiceError` with status 0 and code `unreachable`, whichever service it was.
+    /// Sends one request. A failure to reach the service or read its answer (a certificate the
+    /// CA did not sign included) throws `GrantServiceError` with status 0 and code `unreachable`,
+    /// whichever service it was; a URL the policy refuses, code `plain_http_refused`; a CA file
+    /// that cannot be used, code `tls_configuration`. Nothing is sent in the last two cases.
     func send(
         _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
         contentType: String = "application/json"
