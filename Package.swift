@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
@@ -85,6 +86,16 @@ let package = Package(
         // Typed `RESCIND_*` environment settings, read the same way by every executable.
         .target(name: "RescindConfiguration"),
 
+        // TLS on every HTTP hop: a server's certificate and key, a client's trusted CA and its
+        // plain-HTTP policy, each read from `RESCIND_*` files and refused with the variable named.
+        .target(
+            name: "RescindTLS",
+            dependencies: [
+                "RescindConfiguration",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
         // Messages on the topics, their signed envelope, and the HTTP API's
         // request/response types: shared by the services, the agent and the CLI.
         .target(
@@ -99,9 +110,11 @@ let package = Package(
             dependencies: [
                 "RescindCrypto",
                 "RescindProtocol",
+                "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
@@ -116,7 +129,10 @@ let package = Package(
                 "RescindCrypto",
                 "RescindPostgres",
                 "RescindProtocol",
+                "RescindTLS",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -126,6 +142,7 @@ let package = Package(
             name: "GrantService",
             dependencies: [
                 "RescindServiceSupport",
+                "RescindTLS",
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindKafka",
@@ -144,6 +161,11 @@ let package = Package(
             name: "AuditService",
             dependencies: [
                 "RescindServiceSupport",
+                "RescindTLS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindKafka",
@@ -165,6 +187,7 @@ let package = Package(
             name: "DeviceAgent",
             dependencies: [
                 "RescindClient",
+                "RescindTLS",
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindKafka",
@@ -184,7 +207,7 @@ let package = Package(
             name: "RescindCLI",
             dependencies: [
                 "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RescindTLS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -213,7 +236,7 @@ let package = Package(
         .executableTarget(
             name: "RescindBench",
             dependencies: [
-                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -236,14 +259,18 @@ let package = Package(
             name: "RescindTestSupport",
             dependencies: [
                 "AuditService", "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/RescindTestSupport"
         ),
 
         // Runs the executables as separate processes on the local stack.
-        .testTarget(name: "EndToEndTests", dependencies: ["RescindTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RescindTestSupport", "RescindTLS"]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
@@ -251,9 +278,11 @@ let package = Package(
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
+        .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS"]),
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
+                "RescindTLS", "RescindConfiguration",
                 "AuditService", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -261,6 +290,7 @@ let package = Package(
         .testTarget(
             name: "DeviceAgentTests",
             dependencies: [
+                "RescindTLS",
                 "DeviceAgent", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -268,6 +298,7 @@ let package = Package(
         .testTarget(
             name: "GrantServiceTests",
             dependencies: [
+                "RescindTLS",
                 "GrantService", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
                 "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The local development stack: PostgreSQL 15 and the development Kafka broker.
+# The local development stack: PostgreSQL 15 and the development Kafka broker, with a
+# throwaway certificate authority for TLS on every hop.
 #
-#   scripts/stack.sh up       install what is missing, start both, write .stack/env
+#   scripts/stack.sh up       install what is missing, make the CA, start both, write .stack/env
 #   scripts/stack.sh down     stop both (data is kept under .stack/)
 #   scripts/stack.sh status   say what runs, exit 0 only if both do
 #   scripts/stack.sh env      print the exports of a running stack
@@ -11,6 +12,10 @@
 # RESCIND_DATABASE_URL and RESCIND_KAFKA_BOOTSTRAP_SERVERS, which `up` writes to
 # .stack/env (source it), with RESCIND_KAFKA_FETCH_WAIT_MS=25: the development broker
 # answers a waiting fetch only when it expires (librdkafka's default wait is 500 ms).
+# `up` also makes a CA and a certificate for 127.0.0.1/localhost under .stack/tls
+# (scripts/make-dev-ca.sh): PostgreSQL serves TLS with it (the URL in .stack/env asks for
+# sslmode=verify-full), and .stack/env hands it to the services (HTTPS) and their clients.
+# The development broker (librdkafka's mock cluster) cannot speak TLS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,7 +25,8 @@ PG_USER=rescind
 PG_PASSWORD=rescind
 PG_DATABASE=rescind
 PG_BIN=${RESCIND_PG_BIN:-/usr/lib/postgresql/15/bin}
-APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium)
+APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium openssl)
+TLS_DIR=$STACK_DIR/tls
 
 say() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
@@ -75,6 +81,19 @@ pg_dir() {
     printf '%s' "$dir"
 }
 
+# The stack's certificate, copied where the postgres user owns it (PostgreSQL refuses a key
+# file that others can read or that it does not own).
+pg_tls_files() {
+    local dir=$1
+    mkdir -p "$dir/tls"
+    cp "$TLS_DIR/server.pem" "$dir/tls/server.pem"
+    cp "$TLS_DIR/server.key" "$dir/tls/server.key"
+    chmod 700 "$dir/tls"
+    chmod 600 "$dir/tls/server.key"
+    [ "$(id -u)" -eq 0 ] && chown -R postgres:postgres "$dir/tls"
+    return 0
+}
+
 pg_running() {
     local dir=$1
     [ -f "$dir/data/PG_VERSION" ] && as_pg_user "$PG_BIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
@@ -93,12 +112,17 @@ pg_up() {
             || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
         rm -f "$pwfile"
     fi
+    if pg_running "$dir" && ! pg_serves_tls; then
+        say "PostgreSQL runs without TLS; restarting it with the stack's certificate"
+        as_pg_user "$PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    fi
     if pg_running "$dir"; then
-        say "PostgreSQL already running on 127.0.0.1:$PG_PORT"
+        say "PostgreSQL already running on 127.0.0.1:$PG_PORT (TLS)"
     else
-        say "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+        pg_tls_files "$dir"
+        say "starting PostgreSQL on 127.0.0.1:$PG_PORT (TLS with .stack/tls/server.pem)"
         as_pg_user "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-p $PG_PORT -k $dir -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=256MB" start >/dev/null \
+            -o "-p $PG_PORT -k $dir -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=256MB -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key" start >/dev/null \
             || { tail -n 20 "$dir/server.log" >&2; die "PostgreSQL did not start"; }
     fi
     if ! PGPASSWORD=$PG_PASSWORD psql -h 127.0.0.1 -p "$PG_PORT" -U "$PG_USER" -d postgres -tAc \
@@ -107,6 +131,12 @@ pg_up() {
             "CREATE DATABASE $PG_DATABASE" >/dev/null
     fi
     printf '%s' "$dir" >"$STACK_DIR/postgres.dir"
+}
+
+# Whether the running server accepts a connection that verifies its certificate.
+pg_serves_tls() {
+    PGPASSWORD=$PG_PASSWORD psql "host=127.0.0.1 port=$PG_PORT user=$PG_USER dbname=postgres sslmode=verify-full sslrootcert=$TLS_DIR/ca.pem" \
+        -tAc "SELECT 1" >/dev/null 2>&1
 }
 
 pg_down() {
@@ -165,9 +195,15 @@ broker_down() {
 
 write_env() {
     cat >"$STACK_DIR/env" <<EOF
-export RESCIND_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DATABASE
+export RESCIND_DATABASE_URL='postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DATABASE?sslmode=verify-full&sslrootcert=$TLS_DIR/ca.pem'
 export RESCIND_KAFKA_BOOTSTRAP_SERVERS=$(cat "$STACK_DIR/kafka.bootstrap")
 export RESCIND_KAFKA_FETCH_WAIT_MS=25
+export RESCIND_CA_FILE=$TLS_DIR/ca.pem
+export RESCIND_AGENT_CA_FILE=$TLS_DIR/ca.pem
+export RESCIND_GRANT_TLS_CERT_FILE=$TLS_DIR/server.pem
+export RESCIND_GRANT_TLS_KEY_FILE=$TLS_DIR/server.key
+export RESCIND_AUDIT_TLS_CERT_FILE=$TLS_DIR/server.pem
+export RESCIND_AUDIT_TLS_KEY_FILE=$TLS_DIR/server.key
 EOF
 }
 
@@ -175,6 +211,7 @@ up() {
     mkdir -p "$STACK_DIR"
     ensure_swift
     ensure_packages
+    bash "$ROOT/scripts/make-dev-ca.sh" "$TLS_DIR"
     pg_up
     broker_up
     write_env

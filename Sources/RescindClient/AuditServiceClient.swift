@@ -1,6 +1,7 @@
 import Foundation
 import RescindCrypto
 import RescindProtocol
+import RescindTLS
 
 /// The audit service's HTTP API: the owner's sealed access log and its chain check
 /// (authenticated with the caller's grant-service bearer token), and revocation status
@@ -15,13 +16,16 @@ public struct AuditServiceClient: Sendable {
     /// - Parameters:
     ///   - grantService: supplies bearer tokens for the owner-only routes (and monitoring, without an operator token).
     ///   - operatorToken: the audit service's operator token, for the monitoring routes.
+    ///   - tls: how the audit service is reached (default: the grant service client's policy,
+    ///     else plain HTTP refused and the system's roots trusted).
     public init(
-        baseURL: URL, grantService: GrantServiceClient? = nil, operatorToken: String? = nil, timeout: Duration = .seconds(30)
+        baseURL: URL, grantService: GrantServiceClient? = nil, operatorToken: String? = nil, timeout: Duration = .seconds(30),
+        tls: ClientTLS? = nil
     ) {
         self.baseURL = baseURL
         self.grantService = grantService
         self.operatorToken = operatorToken
-        self.transport = HTTPTransport(timeout: timeout)
+        self.transport = HTTPTransport(timeout: timeout, tls: tls ?? grantService?.tls ?? .strict)
     }
 
     /// Reads an operator token file (one token; a trailing newline is ignored).
@@ -64,6 +68,11 @@ public struct AuditServiceClient: Sendable {
     /// another owner's revocation is a 404).
     public func revocation(_ eventID: UUID) async throws -> RevocationStatus {
         try await get("v1/revocations/\(eventID)", query: [], authenticated: true, asOperator: true)
+    }
+
+    /// Whether `GET /ready` answers 200 (the service is up and reaches its database).
+    public func isReady() async throws -> Bool {
+        try await transport.send("GET", baseURL.appendingPathComponent("ready")).status == 200
     }
 
     /// Opens an entry's sealed details with the owner's X25519 key.

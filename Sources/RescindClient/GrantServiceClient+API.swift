@@ -13,6 +13,12 @@ extension GrantServiceClient {
         try await send(.get, "v1/service-key", authenticated: false)
     }
 
+    /// Whether `GET /ready` answers 200 (the service is up and reaches its database).
+    /// - Throws: `GrantServiceError` when it cannot be reached or its URL is refused.
+    public func isReady() async throws -> Bool {
+        try await transport.send("GET", baseURL.appendingPathComponent("ready")).status == 200
+    }
+
     public func registerUser(_ request: RegisterUserRequest) async throws -> UserResponse {
         try await send(.post, "v1/users", body: request, authenticated: false)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RescindCrypto
 import RescindProtocol
+import RescindTLS
 import Synchronization
 
 /// The grant service's HTTP API for devices, agents and the CLI.
@@ -25,10 +26,18 @@ public final class GrantServiceClient: Sendable {
         }
     }
 
-    /// - Parameter timeout: the whole of one request, answer included.
-    public convenience init(baseURL: URL, credentials: DeviceCredentials? = nil, timeout: Duration = .seconds(30)) {
-        self.init(baseURL: baseURL, credentials: credentials, transport: HTTPTransport(timeout: timeout))
+    /// - Parameters:
+    ///   - timeout: the whole of one request, answer included.
+    ///   - tls: how the service is reached; the default refuses plain HTTP and trusts the
+    ///     system's roots. A refused URL fails each request with code `plain_http_refused`.
+    public convenience init(
+        baseURL: URL, credentials: DeviceCredentials? = nil, timeout: Duration = .seconds(30), tls: ClientTLS = .strict
+    ) {
+        self.init(baseURL: baseURL, credentials: credentials, transport: HTTPTransport(timeout: timeout, tls: tls))
     }
+
+    /// The TLS policy this client reaches its service with.
+    public var tls: ClientTLS { transport.tls }
 
     private init(baseURL: URL, credentials: DeviceCredentials?, transport: HTTPTransport) {
         self.baseURL = baseURL

@@ -3,6 +3,8 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOSSL
+import RescindTLS
 
 /// The HTTP exchange under both service clients: AsyncHTTPClient's process-wide client, so
 /// every client in a process (an agent, the CLI, a benchmark hosting fifty agents) shares
@@ -12,16 +14,27 @@ import NIOHTTP1
 /// libcurl at ~16× the CPU of this client (measured: 100 round trips of a 1.4 MB body each
 /// way, 5.2 s against 0.32 s of CPU), which made the owner's client, not the database, the
 /// limit of a revocation (BENCHMARKS.md).
+///
+/// Every request goes through the `ClientTLS` policy: `https://` verified against its CA file
+/// (set per request, so the shared pool keeps connections of different policies apart), plain
+/// `http://` refused unless the policy allows it to a loopback address.
 struct HTTPTransport: Sendable {
     /// Whole-exchange deadline per request.
     let timeout: Duration
     /// Larger answers are refused (the services page their lists far below this).
     let maximumResponseBytes: Int
+    let tls: ClientTLS
+    /// Built once: the CA file is read when the client is made, not per request.
+    private let tlsConfiguration: Result<TLSConfiguration, ConfigurationErrorBox>
 
-    init(timeout: Duration, maximumResponseBytes: Int = 256 << 20) {
+    init(timeout: Duration, tls: ClientTLS, maximumResponseBytes: Int = 256 << 20) {
         self.timeout = timeout
+        self.tls = tls
         self.maximumResponseBytes = maximumResponseBytes
+        self.tlsConfiguration = Result { try tls.configuration() }.mapError { ConfigurationErrorBox(description: "\($0)") }
     }
+
+    struct ConfigurationErrorBox: Error { let description: String }
 
     struct Response: Sendable {
         let status: Int
@@ -29,13 +42,24 @@ struct HTTPTransport: Sendable {
         let contentType: String?
     }
 
-    /// Sends one request. A failure to reach the service or read its answer throws
-    /// `GrantServiceError` with status 0 and code `unreachable`, whichever service it was.
+    /// Sends one request. A failure to reach the service or read its answer (a certificate the
+    /// CA did not sign included) throws `GrantServiceError` with status 0 and code `unreachable`,
+    /// whichever service it was; a URL the policy refuses, code `plain_http_refused`; a CA file
+    /// that cannot be used, code `tls_configuration`. Nothing is sent in the last two cases.
     func send(
         _ method: String, _ url: URL, headers: [(String, String)] = [], body: Data? = nil,
         contentType: String = "application/json"
     ) async throws -> Response {
+        do {
+            try tls.check(url)
+        } catch {
+            throw GrantServiceError(status: 0, code: "plain_http_refused", message: "\(error)")
+        }
         var request = HTTPClientRequest(url: url.absoluteString)
+        switch tlsConfiguration {
+        case .success(let configuration): request.tlsConfiguration = configuration
+        case .failure(let error): throw GrantServiceError(status: 0, code: "tls_configuration", message: error.description)
+        }
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
@@ -69,6 +93,12 @@ struct HTTPTransport: Sendable {
             case .remoteConnectionClosed: return "the connection was closed"
             default: break
             }
+        }
+        if let error = error as? NIOSSLError, case .handshakeFailed = error {
+            return "TLS handshake failed: the server's certificate is not trusted (check \(tls.caVariable)) or not for this host"
+        }
+        if error is NIOSSLExtraError {
+            return "TLS: the server's certificate does not name this host"
         }
         let text = String(describing: error)
         if text.contains("Connection refused") || text.contains("connectionRefused") { return "connection refused" }

@@ -1,6 +1,7 @@
 import Foundation
 import RescindCrypto
 import RescindProtocol
+import RescindTLS
 
 /// A user acting through one of their devices: the owner-side flows of the seeds
 /// (create a family member, add records, share, revoke, re-grant, transfer).
@@ -10,17 +11,18 @@ public struct UserSession: Sendable {
     public let deviceID: UUID
     public let client: GrantServiceClient
 
-    public init(keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL) {
+    /// - Parameter tls: how the grant service is reached (default: HTTPS with the system's roots).
+    public init(keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL, tls: ClientTLS = .strict) {
         self.keys = keys
         self.deviceID = deviceID
         self.client = GrantServiceClient(
-            baseURL: baseURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey))
+            baseURL: baseURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey), tls: tls)
     }
 
     /// Registers the user with their public keys and this device.
     public static func register(
         keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
-        deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL
+        deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL, tls: ClientTLS = .strict
     ) async throws -> UserSession {
         var request = RegisterUserRequest(
             userID: keys.userID, displayName: displayName,
@@ -30,8 +32,8 @@ public struct UserSession: Sendable {
                 deviceID: deviceID, name: deviceName, kind: deviceKind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
             signature: Data())
         request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
-        _ = try await GrantServiceClient(baseURL: baseURL).registerUser(request)
-        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL)
+        _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
+        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
     }
 
     /// Adds another device to this user's account and returns a session on it. The
@@ -46,7 +48,7 @@ public struct UserSession: Sendable {
             try DeviceEnrolment.request(userID: keys.userID, challenge: challenge, device: device) {
                 keys.identityKey.signature(for: $0)
             })
-        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: client.baseURL)
+        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: client.baseURL, tls: client.tls)
     }
 
     // MARK: Keys

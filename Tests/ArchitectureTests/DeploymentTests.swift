@@ -78,4 +78,71 @@ import Yams
             #expect(kinds.contains(kind), "no \(kind) in deploy/k8s")
         }
     }
+
+    /// The environment of a compose service, its `<<` merges resolved.
+    static func environment(of service: [String: Any]) -> [String: String] {
+        var result: [String: String] = [:]
+        func add(_ value: Any?) {
+            guard let map = value as? [String: Any] else { return }
+            if let merged = map["<<"] { add(merged) }
+            for (key, value) in map where key != "<<" { result[key] = "\(value)" }
+        }
+        add(service["environment"])
+        return result
+    }
+
+    /// TLS on every HTTP hop and to PostgreSQL, and the grant service's key pinned from a file:
+    /// no URL in deploy/ is plain HTTP and no component fetches the key.
+    @Test func everyHopIsTLSAndTheGrantServiceKeyIsPinned() throws {
+        for file in Self.files(withExtensions: ["yaml", "Dockerfile"]) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(!text.contains("http://"), "\(file.lastPathComponent) names a plain-HTTP URL")
+        }
+
+        let text = try String(contentsOf: Self.deploy.appendingPathComponent("compose.yaml"), encoding: .utf8)
+        let compose = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let services = try #require(compose["services"] as? [String: Any])
+        func environment(_ name: String) throws -> [String: String] {
+            Self.environment(of: try #require(services[name] as? [String: Any], "compose has no \(name)"))
+        }
+        let grant = try environment("grant-service"), audit = try environment("audit-service")
+        #expect(grant["RESCIND_GRANT_TLS_CERT_FILE"] != nil && grant["RESCIND_GRANT_TLS_KEY_FILE"] != nil)
+        #expect(audit["RESCIND_AUDIT_TLS_CERT_FILE"] != nil && audit["RESCIND_AUDIT_TLS_KEY_FILE"] != nil)
+        #expect(audit["RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE"] != nil || audit["RESCIND_GRANT_SERVICE_PUBLIC_KEY"] != nil)
+        #expect(audit["RESCIND_CA_FILE"] != nil && audit["RESCIND_GRANT_SERVICE_URL"]?.hasPrefix("https://") == true)
+        for name in ["migrate", "grant-service", "audit-service"] {
+            #expect(try environment(name)["RESCIND_DATABASE_URL"]?.contains("sslmode=verify-full") == true, "\(name)")
+        }
+        for name in ["agent-a-phone", "agent-b-phone"] {
+            let agent = try environment(name)
+            #expect(agent["RESCIND_AGENT_GRANT_SERVICE_URL"]?.hasPrefix("https://") == true, "\(name)")
+            #expect(agent["RESCIND_AGENT_CA_FILE"] != nil && agent["RESCIND_AGENT_GRANT_SERVICE_KEY_FILE"] != nil, "\(name)")
+        }
+        let postgres = try #require(services["postgres"] as? [String: Any])
+        #expect("\(postgres["entrypoint"] ?? postgres["command"] ?? "")".contains("ssl=on"), "PostgreSQL serves TLS")
+
+        // Kubernetes: both services serve HTTPS and are probed over it; clients hold the CA.
+        var served: Set<String> = []
+        for file in Self.files(withExtensions: ["yaml"]) where file.path.contains("/k8s/") {
+            let manifest = try String(contentsOf: file, encoding: .utf8)
+            for document in try Yams.load_all(yaml: manifest) {
+                guard let object = document as? [String: Any], ["Deployment", "StatefulSet"].contains(object["kind"] as? String)
+                else { continue }
+                let dumped = try Yams.dump(object: object)
+                if dumped.contains("RESCIND_GRANT_TLS_CERT_FILE") { served.insert("grant") }
+                if dumped.contains("RESCIND_AUDIT_TLS_CERT_FILE") {
+                    served.insert("audit")
+                    #expect(dumped.contains("RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE"), "the audit service pins the grant key")
+                }
+                if object["kind"] as? String == "Deployment" {
+                    #expect(dumped.contains("scheme: HTTPS"), "\(file.lastPathComponent): probes over HTTPS")
+                } else {
+                    #expect(dumped.contains("RESCIND_AGENT_CA_FILE"), "\(file.lastPathComponent): the agent checks the CA")
+                }
+            }
+        }
+        #expect(served == ["grant", "audit"])
+        let secrets = try String(contentsOf: Self.deploy.appendingPathComponent("k8s/secrets.yaml"), encoding: .utf8)
+        #expect(secrets.contains("sslmode=verify-full") && secrets.contains("RESCIND_CA_FILE"))
+    }
 }

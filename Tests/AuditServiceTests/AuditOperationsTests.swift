@@ -1,6 +1,9 @@
 import AuditService
 import Foundation
+import RescindConfiguration
 import RescindProtocol
+import RescindTLS
+import RescindTestSupport
 import Testing
 
 /// Health, readiness, metrics, configuration, and a graceful shutdown that commits offsets.
@@ -53,28 +56,87 @@ import Testing
     @Test func configurationComesFromTheEnvironment() throws {
         let configuration = try AuditServiceConfiguration(environment: [
             "RESCIND_AUDIT_PORT": "9090", "RESCIND_AUDIT_DB_SCHEMA": "audit_x", "RESCIND_TOPIC_PREFIX": "prod.",
-            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092", "RESCIND_GRANT_SERVICE_URL": "http://grant:8080",
+            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092", "RESCIND_GRANT_SERVICE_URL": "https://grant:8443",
             "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": "120", "RESCIND_AUDIT_CONSUMER_GROUP": "audit-eu",
         ])
         #expect(configuration.http.port == 9090)
         #expect(configuration.database.schema == "audit_x")
         #expect(configuration.kafka.topicPrefix == "prod." && configuration.kafka.bootstrapServers == "kafka:9092")
         #expect(configuration.kafka.consumerGroup == "audit-eu")
-        #expect(configuration.grantService.url == "http://grant:8080" && configuration.grantService.publicKey == nil)
+        #expect(configuration.grantService.url == "https://grant:8443" && configuration.grantService.publicKey == nil)
+        #expect(configuration.grantService.tls == .strict)
         #expect(configuration.tracking.ackDeadline == .seconds(120))
 
         // Errors name the variable (ConfigurationError), never the value.
         let noKey = #expect(throws: (any Error).self) { try AuditServiceConfiguration(environment: [:]) }
         #expect("\(noKey.map { "\($0)" } ?? "")".hasPrefix("RESCIND_GRANT_SERVICE_PUBLIC_KEY"))
         let badSchema = #expect(throws: (any Error).self) {
-            try AuditServiceConfiguration(environment: ["RESCIND_AUDIT_DB_SCHEMA": "x; DROP", "RESCIND_GRANT_SERVICE_URL": "http://g"])
+            try AuditServiceConfiguration(environment: ["RESCIND_AUDIT_DB_SCHEMA": "x; DROP", "RESCIND_GRANT_SERVICE_URL": "https://g"])
         }
         let text = badSchema.map { "\($0)" } ?? ""
         #expect(text.hasPrefix("RESCIND_AUDIT_DB_SCHEMA") && !text.contains("DROP"))
     }
 
+    /// The grant service is reached over HTTPS checked against RESCIND_CA_FILE; plain HTTP only to
+    /// a loopback address, and only when RESCIND_ALLOW_PLAIN_HTTP=loopback says so.
+    @Test func theGrantServiceURLMustBeHTTPS() throws {
+        let withCA = try AuditServiceConfiguration(environment: [
+            "RESCIND_GRANT_SERVICE_URL": "https://grant:8443", "RESCIND_CA_FILE": "/etc/rescind/ca.pem",
+        ])
+        #expect(withCA.grantService.tls.caFile == "/etc/rescind/ca.pem" && withCA.grantService.tls.plainHTTP == .refused)
+        for environment in [
+            ["RESCIND_GRANT_SERVICE_URL": "http://grant:8080"],
+            ["RESCIND_GRANT_SERVICE_URL": "http://grant:8080", "RESCIND_ALLOW_PLAIN_HTTP": "loopback"],
+            ["RESCIND_GRANT_SERVICE_URL": "http://127.0.0.1:8080"],
+        ] {
+            let error = #expect(throws: (any Error).self) { try AuditServiceConfiguration(environment: environment) }
+            let text = error.map { "\($0)" } ?? ""
+            #expect(text.hasPrefix("RESCIND_GRANT_SERVICE_URL: refusing plain HTTP"), "\(text)")
+        }
+        let loopback = try AuditServiceConfiguration(environment: [
+            "RESCIND_GRANT_SERVICE_URL": "http://127.0.0.1:8080", "RESCIND_ALLOW_PLAIN_HTTP": "loopback",
+        ])
+        #expect(loopback.grantService.tls.plainHTTP == .loopback)
+    }
+
+    /// deploy/ pins the grant service's key from a mounted file: nothing fetches it.
+    @Test func theGrantServiceKeyIsPinnedFromAFile() throws {
+        let key = Data((0..<32).map { UInt8($0) })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-pin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let raw = directory.appendingPathComponent("raw.pub"), text = directory.appendingPathComponent("text.pub")
+        let bad = directory.appendingPathComponent("bad.pub")
+        try key.write(to: raw)
+        try Data((key.base64EncodedString() + "\n").utf8).write(to: text)
+        try Data("not a key".utf8).write(to: bad)
+        for file in [raw, text] {
+            let configuration = try AuditServiceConfiguration(environment: ["RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE": file.path])
+            #expect(configuration.grantService.publicKey == key.base64EncodedString())
+        }
+        for path in [bad.path, "/nonexistent/grant.pub"] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try AuditServiceConfiguration(environment: ["RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE": path])
+            }
+            #expect(error?.variable == "RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE")
+        }
+    }
+
+    @Test func theServiceAnswersHTTPSWithItsCertificate() async throws {
+        try await AuditTestBed.with { bed in
+            #expect(bed.service.baseURL.scheme == "https")
+            let health = try await bed.get("/health")
+            #expect(health.status == 200)
+            let impostor = try await TestTLS.impostor()
+            await #expect(throws: (any Error).self) {
+                _ = try await TestHTTP.send(
+                    "GET", bed.service.baseURL.appendingPathComponent("health"), tls: impostor.client, timeout: .seconds(3))
+            }
+        }
+    }
+
     @Test func kafkaFetchWaitComesFromTheSharedVariable() throws {
-        let base = ["RESCIND_GRANT_SERVICE_URL": "http://grant:8080"]
+        let base = ["RESCIND_GRANT_SERVICE_URL": "https://grant:8443"]
         // Unset (or empty): librdkafka keeps its own default.
         for environment in [base, base.merging(["RESCIND_KAFKA_FETCH_WAIT_MS": " "]) { $1 }] {
             #expect(try AuditServiceConfiguration(environment: environment).kafka.consumerProperties["fetch.wait.max.ms"] == nil)

@@ -25,19 +25,17 @@ import FoundationNetworking
         let deviceKey = Ed25519.PrivateKey()
         let session = try await UserSession.register(
             keys: .generate(), displayName: name, deviceName: "\(name)'s phone", deviceKey: deviceKey,
-            baseURL: grant.baseURL)
+            baseURL: grant.baseURL, tls: grant.clientTLS)
         return Member(session: session, deviceKey: deviceKey)
     }
 
     /// A bearer token for the member's device (challenge–response with the grant service).
     static func token(_ member: Member, grant: GrantServiceHarness) async throws -> String {
         func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as: Answer.Type) async throws -> Answer {
-            var request = URLRequest(url: grant.baseURL.appendingPathComponent(path))
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try CanonicalJSON.encode(body)
-            let (data, _) = try await URLSession.shared.data(for: request)
-            return try CanonicalJSON.decode(Answer.self, from: data)
+            let answer = try await TestHTTP.send(
+                "POST", grant.baseURL.appendingPathComponent(path), headers: [("Content-Type", "application/json")],
+                body: try CanonicalJSON.encode(body))
+            return try CanonicalJSON.decode(Answer.self, from: answer.body)
         }
         let deviceID = member.session.deviceID
         let challenge = try await post(
@@ -51,10 +49,8 @@ import FoundationNetworking
     }
 
     static func get(_ url: URL, token: String?) async throws -> (Int, Data) {
-        var request = URLRequest(url: url)
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as! HTTPURLResponse).statusCode, data)
+        let answer = try await TestHTTP.send("GET", url, headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [])
+        return (answer.status, answer.body)
     }
 
     @Test func aRealRevocationIsAuditedTrackedAndReadableByTheOwnerOnly() async throws {

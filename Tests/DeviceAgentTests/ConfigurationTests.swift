@@ -78,4 +78,28 @@ struct ConfigurationTests {
             #expect(error?.variable == "RESCIND_AGENT_GRANT_SERVICE_KEY")
         }
     }
+
+    @Test("the grant service over HTTPS checked against RESCIND_AGENT_CA_FILE; plain HTTP only to loopback when allowed")
+    func transportSecurity() async throws {
+        let strict = try AgentConfiguration(environment: environment())
+        #expect(strict.tls.caFile == nil && strict.tls.plainHTTP == .refused)
+        for (url, allow) in [("http://127.0.0.1:8080", nil), ("http://grants.example:8080", "loopback"), ("http://10.0.0.5", "loopback")] {
+            var extra = ["RESCIND_AGENT_GRANT_SERVICE_URL": url]
+            if let allow { extra["RESCIND_AGENT_ALLOW_PLAIN_HTTP"] = allow }
+            let error = #expect(throws: ConfigurationError.self) { try AgentConfiguration(environment: self.environment(extra)) }
+            #expect(error?.variable == "RESCIND_AGENT_GRANT_SERVICE_URL", "\(url)")
+            #expect(error?.description.contains("refusing plain HTTP") == true, "\(url)")
+        }
+        let loopback = try AgentConfiguration(environment: environment([
+            "RESCIND_AGENT_GRANT_SERVICE_URL": "http://localhost:8080", "RESCIND_AGENT_ALLOW_PLAIN_HTTP": "loopback",
+        ]))
+        #expect(loopback.tls.plainHTTP == .loopback)
+        try await TemporaryDirectory.with { directory in
+            let notACA = try directory.write("ca.pem", Data("not a certificate".utf8), permissions: 0o644)
+            let error = #expect(throws: ConfigurationError.self) {
+                try AgentConfiguration(environment: self.environment(["RESCIND_AGENT_CA_FILE": notACA]))
+            }
+            #expect(error?.variable == "RESCIND_AGENT_CA_FILE")
+        }
+    }
 }

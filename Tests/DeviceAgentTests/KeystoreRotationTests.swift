@@ -4,6 +4,7 @@ import RescindCrypto
 import RescindProtocol
 import RescindTestSupport
 import Testing
+import RescindTLS
 
 @testable import DeviceAgent
 
@@ -65,7 +66,7 @@ struct KeystoreRotationTests {
             try await next.write(
                 to: KeystoreRotation.pendingPath(device.configuration), unlock: device.configuration.unlock,
                 cost: device.configuration.keyDerivation)
-            let old = UserSession(keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: service.baseURL)
+            let old = UserSession(keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: service.baseURL, tls: service.clientTLS)
             _ = try await old.registerRotation(to: next.userKeys, currentGeneration: 1)
             // …and one copy moved before the crash.
             _ = try await old.withKeys(next.userKeys).rewrapHeldKeysForTest(ownMember, from: old.keys)

@@ -3,6 +3,7 @@ import RescindClient
 import RescindCrypto
 import RescindProtocol
 import Testing
+import RescindTLS
 
 @testable import DeviceAgent
 
@@ -16,10 +17,11 @@ struct OfflineEngineTests {
 
         init() throws {
             directory = try TemporaryDirectory()
-            let configuration = AgentConfiguration(
+            var configuration = AgentConfiguration(
                 dataDirectory: directory.path, grantServiceURL: URL(string: "http://127.0.0.1:9")!,
                 grantServiceKey: Ed25519.PrivateKey().publicKey, kafka: .init(bootstrapServers: "127.0.0.1:9"),
                 unlock: .passphrase("unused"))
+            configuration.tls = ClientTLS(plainHTTP: .loopback)
             let keystore = Keystore(userKeys: .generate(), deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), storageKey: SecretKey())
             engine = AgentEngine(
                 configuration: configuration, keystore: keystore, store: try AgentStore(path: configuration.databasePath),

@@ -9,6 +9,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import RescindTLS
 #endif
 
 /// The `rescind-agent` executable as an operator runs it: environment configuration,
@@ -20,6 +21,7 @@ struct ProcessTests {
         var configuration = AgentConfiguration(
             dataDirectory: directory.file("data"), grantServiceURL: URL(string: "http://127.0.0.1:9")!,
             grantServiceKey: Ed25519.PrivateKey().publicKey, kafka: .init(bootstrapServers: "127.0.0.1:9"), unlock: unlock)
+        configuration.tls = ClientTLS(plainHTTP: .loopback)
         configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
         try SecureFiles.prepareDirectory(configuration.dataDirectory)
         try await Keystore(userKeys: .generate(), deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), storageKey: SecretKey())

@@ -12,7 +12,10 @@ import Testing
             let result = try await ChildProcess.run(
                 DemoEndToEndTests.binaries.appendingPathComponent("rescind"),
                 arguments + ["--profile", directory.path, "--grant-service", baseURL.absoluteString],
-                environment: ["RESCIND_PASSPHRASE": passphrase, "PATH": "/usr/bin:/bin"])
+                environment: [
+                    "RESCIND_PASSPHRASE": passphrase, "PATH": "/usr/bin:/bin",
+                    "RESCIND_CA_FILE": try await TestTLS.shared().caFile,
+                ])
             return (result.status, result.output)
         }
 

@@ -27,9 +27,24 @@ extension CLITests {
 
                 // A grant service that is not there.
                 try await RescindProcess.run(
+                    ["identity", "show", "--profile", adultA.directory.path, "--grant-service", "https://127.0.0.1:1"],
+                    environment: adultA.environment
+                ).expectOneLineError("cannot reach https://127.0.0.1:1")
+                // Plain HTTP: refused, to loopback too unless explicitly allowed, and never to another host.
+                try await RescindProcess.run(
                     ["identity", "show", "--profile", adultA.directory.path, "--grant-service", "http://127.0.0.1:1"],
                     environment: adultA.environment
-                ).expectOneLineError("cannot reach http://127.0.0.1:1")
+                ).expectOneLineError("refusing plain HTTP to http://127.0.0.1:1", "RESCIND_ALLOW_PLAIN_HTTP=loopback")
+                // Allowed, it is tried (and fails at once here: the port speaks only TLS).
+                let plainToTLS = "http://127.0.0.1:\(bed.grant.baseURL.port!)"
+                try await RescindProcess.run(
+                    ["identity", "show", "--profile", adultA.directory.path, "--grant-service", plainToTLS],
+                    environment: adultA.environment.merging(["RESCIND_ALLOW_PLAIN_HTTP": "loopback"]) { $1 }
+                ).expectOneLineError("cannot reach \(plainToTLS)")
+                try await RescindProcess.run(
+                    ["identity", "show", "--profile", adultA.directory.path, "--grant-service", "http://grant.example:8080"],
+                    environment: adultA.environment.merging(["RESCIND_ALLOW_PLAIN_HTTP": "loopback"]) { $1 }
+                ).expectOneLineError("refusing plain HTTP to http://grant.example:8080", "use https://")
                 try await RescindProcess.run(
                     ["identity", "show", "--profile", adultA.directory.path, "--grant-service", "ftp://example"],
                     environment: adultA.environment

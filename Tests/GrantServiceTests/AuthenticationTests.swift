@@ -17,7 +17,7 @@ import Testing
     static func device(_ service: GrantServiceHarness, _ name: String) async throws -> Device {
         let key = Ed25519.PrivateKey()
         let session = try await UserSession.register(
-            keys: .generate(), displayName: name, deviceName: "\(name)'s phone", deviceKey: key, baseURL: service.baseURL)
+            keys: .generate(), displayName: name, deviceName: "\(name)'s phone", deviceKey: key, baseURL: service.baseURL, tls: service.clientTLS)
         return Device(session: session, key: key)
     }
 

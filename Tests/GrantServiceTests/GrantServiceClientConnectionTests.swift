@@ -18,10 +18,10 @@ import Testing
     @Test func clientsMadeAndDroppedWorkWithoutAccumulatingConnections() async throws {
         try await GrantServiceHarness.with { service in
             let expected = Data(service.serviceKey.rawRepresentation)
-            #expect(try await GrantServiceClient(baseURL: service.baseURL).serviceKey().signingPublicKey == expected)
+            #expect(try await GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS).serviceKey().signingPublicKey == expected)
             let before = try Self.openDescriptors()
             for _ in 0..<100 {
-                let client = GrantServiceClient(baseURL: service.baseURL)
+                let client = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
                 #expect(try await client.serviceKey().signingPublicKey == expected)
             }
             let opened = try Self.openDescriptors() - before
@@ -34,9 +34,9 @@ import Testing
             let deviceKey = Ed25519.PrivateKey()
             let user = try await UserSession.register(
                 keys: .generate(), displayName: "Adult A", deviceName: "Adult A's phone", deviceKey: deviceKey,
-                baseURL: service.baseURL)
+                baseURL: service.baseURL, tls: service.clientTLS)
             let credentials = GrantServiceClient.DeviceCredentials(deviceID: user.deviceID, signingKey: deviceKey)
-            let parent = GrantServiceClient(baseURL: service.baseURL, timeout: .seconds(7))
+            let parent = GrantServiceClient(baseURL: service.baseURL, timeout: .seconds(7), tls: service.clientTLS)
             _ = try await parent.serviceKey()
             let before = try Self.openDescriptors()
             // Kept alive together: clients with connections of their own would each hold one.

@@ -14,7 +14,7 @@ import Testing
             #expect(health.status == 200 && health.text == #"{"status":"ok"}"#)
             let ready = try await http.send("GET", "ready")
             #expect(ready.status == 200 && ready.text == #"{"status":"ready"}"#)
-            let key = try await GrantServiceClient(baseURL: service.baseURL).serviceKey()
+            let key = try await GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS).serviceKey()
             #expect(key.signingPublicKey == Data(service.serviceKey.rawRepresentation))
 
             expectError(try await http.send("GET", "v1/nothing-here"), 404, "not_found")

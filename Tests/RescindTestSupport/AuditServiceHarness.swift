@@ -4,12 +4,15 @@ import Logging
 import RescindCrypto
 import RescindKafka
 import RescindPostgres
+import RescindTLS
 
 /// A real audit service for one test: its own PostgreSQL schema, topics behind a unique
 /// prefix on an in-process Kafka cluster (librdkafka's mock broker over TCP), a free
 /// loopback port. It can be stopped gracefully and started again on the same schema,
 /// cluster and consumer group (restart tests). To audit a `GrantServiceHarness`, pass its
-/// cluster and topic prefix, and its URL or key (see `with(auditing:)`).
+/// cluster and topic prefix, and its URL or key (see `with(auditing:)`). It serves HTTPS with the
+/// suite's CA (`TestTLS`) and trusts that CA for the grant service, unless the configuration
+/// given to `start` already says otherwise.
 public final class AuditServiceHarness: Sendable {
     public static let partitions: Int32 = 2
 
@@ -17,15 +20,19 @@ public final class AuditServiceHarness: Sendable {
     public let cluster: DevelopmentCluster
     public let baseURL: URL
     public let auditKey: Ed25519.PublicKey
+    /// How a client reaches it: the suite's CA, or plain HTTP to loopback when it serves plain.
+    public let clientTLS: ClientTLS
     private let running: ServiceUnderTest
 
     public var topicPrefix: String { configuration.kafka.topicPrefix }
     public var schema: String { configuration.database.schema }
 
     private init(
-        configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, auditKey: Ed25519.PublicKey, running: ServiceUnderTest
+        configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, auditKey: Ed25519.PublicKey,
+        clientTLS: ClientTLS, running: ServiceUnderTest
     ) {
         self.configuration = configuration
+        self.clientTLS = clientTLS
         self.cluster = cluster
         self.baseURL = running.baseURL
         self.auditKey = auditKey
@@ -88,14 +95,24 @@ public final class AuditServiceHarness: Sendable {
     }
 
     /// Creates the topics (2 partitions each) and starts the service.
-    public static func start(configuration: AuditServiceConfiguration, cluster: DevelopmentCluster) async throws -> AuditServiceHarness {
+    /// Serves HTTPS with the suite's CA unless `plainHTTP`; trusts that CA for the grant service
+    /// unless the configuration names a CA file of its own.
+    public static func start(
+        configuration: AuditServiceConfiguration, cluster: DevelopmentCluster, plainHTTP: Bool = false
+    ) async throws -> AuditServiceHarness {
+        let tls = try await TestTLS.shared()
+        var configuration = configuration
+        if !plainHTTP && configuration.http.tls == nil { configuration.http.tls = tls.server("AUDIT") }
+        if configuration.grantService.tls.caFile == nil { configuration.grantService.tls.caFile = tls.caFile }
         try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
-        let running = try await ServiceUnderTest.start(logger: logger) { onServerRunning in
+        let serving = configuration.http.tls != nil
+        let running = try await ServiceUnderTest.start(logger: logger, tls: serving) { onServerRunning in
             try await AuditServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
         }
         return AuditServiceHarness(
             configuration: configuration, cluster: cluster,
-            auditKey: try ServiceUnderTest.publicKey(ofSigningKeyFile: configuration.signingKeyFile), running: running)
+            auditKey: try ServiceUnderTest.publicKey(ofSigningKeyFile: configuration.signingKeyFile),
+            clientTLS: serving ? tls.client : ClientTLS(plainHTTP: .loopback), running: running)
     }
 
     /// Runs `body` against an audit service that reads `grant`'s cluster and topics and fetches

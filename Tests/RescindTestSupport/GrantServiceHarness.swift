@@ -6,10 +6,12 @@ import RescindCrypto
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
+import RescindTLS
 
 /// A real grant service for one test: its own PostgreSQL schema on the test
 /// database, its own Kafka cluster (librdkafka's mock broker over TCP, so tests
-/// can take it down), listening on a free loopback port.
+/// can take it down), listening on a free loopback port over HTTPS with the suite's CA
+/// (`TestTLS`), unless a test's `adjust` sets `http.tls` to `nil`.
 public struct GrantServiceHarness: Sendable {
     public static let partitions: Int32 = 2
     public let baseURL: URL
@@ -19,6 +21,8 @@ public struct GrantServiceHarness: Sendable {
     public let database: PostgresConfiguration
     public let serviceKey: Ed25519.PublicKey
     public let configuration: GrantServiceConfiguration
+    /// How a client reaches it: the suite's CA, or plain HTTP to loopback when it serves plain.
+    public let clientTLS: ClientTLS
     private let running: ServiceUnderTest
 
     public static var databaseURL: String {
@@ -47,8 +51,10 @@ public struct GrantServiceHarness: Sendable {
 
     public static func start(_ adjust: (inout GrantServiceConfiguration) -> Void = { _ in }) async throws -> GrantServiceHarness {
         let suffix = UUID().uuidString.prefix(8).lowercased()
+        let tls = try await TestTLS.shared()
         let cluster = try DevelopmentCluster()
         var configuration = GrantServiceConfiguration()
+        configuration.http.tls = tls.server("GRANT")
         configuration.http.host = "127.0.0.1"
         configuration.http.port = 0
         configuration.database.url = databaseURL
@@ -64,7 +70,7 @@ public struct GrantServiceHarness: Sendable {
         adjust(&configuration)
         try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
         let logger = Logger.forTests("test.grant-service")
-        let running = try await ServiceUnderTest.start(logger: logger) { onServerRunning in
+        let running = try await ServiceUnderTest.start(logger: logger, tls: configuration.http.tls != nil) { onServerRunning in
             try await GrantServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
         }
 
@@ -74,7 +80,8 @@ public struct GrantServiceHarness: Sendable {
             baseURL: running.baseURL, schema: configuration.database.schema, topicPrefix: configuration.kafka.topicPrefix,
             cluster: cluster, database: database,
             serviceKey: try ServiceUnderTest.publicKey(ofSigningKeyFile: configuration.signingKeyFile),
-            configuration: configuration, running: running)
+            configuration: configuration,
+            clientTLS: configuration.http.tls != nil ? tls.client : ClientTLS(plainHTTP: .loopback), running: running)
     }
 
     public func stop() async {
@@ -91,7 +98,8 @@ public struct GrantServiceHarness: Sendable {
 
     /// Registers a user with one device.
     public func user(_ name: String, device: String = "phone") async throws -> UserSession {
-        try await UserSession.register(keys: .generate(), displayName: name, deviceName: "\(name)'s \(device)", baseURL: baseURL)
+        try await UserSession.register(
+            keys: .generate(), displayName: name, deviceName: "\(name)'s \(device)", baseURL: baseURL, tls: clientTLS)
     }
 
     /// Reads `count` messages of a topic from the beginning (fails after `timeout`).

@@ -12,15 +12,17 @@ import ServiceLifecycle
 struct ServiceUnderTest: Sendable {
     /// The port the server is bound to.
     let port: Int
+    /// Whether it serves HTTPS (it was given a certificate).
+    let tls: Bool
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    var baseURL: URL { URL(string: "\(tls ? "https" : "http")://127.0.0.1:\(port)")! }
 
     /// Builds the application, handing `build` the callback that reports the bound port, and
     /// runs it; returns once the server listens.
     static func start<App: Service>(
-        logger: Logger, build: (@escaping @Sendable (Int) async -> Void) async throws -> App
+        logger: Logger, tls: Bool, build: (@escaping @Sendable (Int) async -> Void) async throws -> App
     ) async throws -> ServiceUnderTest {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await build { port in portContinuation.yield(port) }
@@ -28,7 +30,7 @@ struct ServiceUnderTest: Sendable {
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw HarnessError.serverDidNotStart }
-        return ServiceUnderTest(port: port, group: group, task: task)
+        return ServiceUnderTest(port: port, tls: tls, group: group, task: task)
     }
 
     /// Graceful shutdown, waited for. Bounded: after `timeout` the run is cancelled, so a

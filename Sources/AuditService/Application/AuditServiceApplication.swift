@@ -22,13 +22,21 @@ public enum AuditServiceApplication {
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
+        // First, so that an unusable certificate stops the service before it touches anything
+        // (the server is built again below with its channel handlers).
+        _ = try ServiceServer.builder(tls: configuration.http.tls)
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         let grantService = try configuration.grantService.url.map { text in
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
                 throw AuditServiceError.configuration("RESCIND_GRANT_SERVICE_URL is not an http(s) URL")
             }
-            return GrantServiceLink(baseURL: url)
+            do {
+                try configuration.grantService.tls.check(url)
+            } catch {
+                throw AuditServiceError.configuration("RESCIND_GRANT_SERVICE_URL: \(error)")
+            }
+            return GrantServiceLink(baseURL: url, tls: try configuration.grantService.tls.configuration())
         }
         // Read before anything is opened: a bad token file stops the service at once.
         let operatorToken = try configuration.monitoring.operatorTokenFile.map { try OperatorToken(file: $0) }
@@ -79,8 +87,9 @@ public enum AuditServiceApplication {
         let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
         var app = Application(
             router: router,
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [
+            server: try ServiceServer.builder(
+                tls: configuration.http.tls,
+                http1: .init(additionalChannelHandlers: [
                     StalledReaderHandler(timeout: stalledReaderTimeout) { metrics.stalledReadersClosed.increment() }
                 ])),
             configuration: .init(

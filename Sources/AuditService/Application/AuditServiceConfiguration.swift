@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindTLS
 
 /// Everything the audit service can be told, with the defaults it runs with.
 /// Filled from environment variables in `init(environment:)` only.
@@ -9,6 +10,9 @@ public struct AuditServiceConfiguration: Sendable {
         public var host = "127.0.0.1"
         /// Port to bind, 0 for any free port; `RESCIND_AUDIT_PORT`.
         public var port = 8081
+        /// Certificate chain and key (PEM) to serve HTTPS with; `RESCIND_AUDIT_TLS_CERT_FILE` and
+        /// `RESCIND_AUDIT_TLS_KEY_FILE`, both or neither. `nil`: plain HTTP.
+        public var tls: ServerTLS?
     }
 
     public struct Database: Sendable {
@@ -37,23 +41,30 @@ public struct AuditServiceConfiguration: Sendable {
         public var sessionTimeout: Duration = .seconds(45)
         /// `heartbeat.interval.ms`; `RESCIND_AUDIT_KAFKA_HEARTBEAT_MS`.
         public var heartbeatInterval: Duration = .seconds(3)
-        /// Raw librdkafka properties of the consumer (security, tuning). Only `fetch.wait.max.ms`
-        /// comes from the environment: `RESCIND_KAFKA_FETCH_WAIT_MS` (0…10000, unset keeps
+        /// Raw librdkafka properties of the consumer (security, tuning). From the environment:
+        /// TLS and SASL (`RESCIND_KAFKA_SECURITY_PROTOCOL`, `RESCIND_KAFKA_SSL_*`, `RESCIND_KAFKA_SASL_*`)
+        /// and `fetch.wait.max.ms` from `RESCIND_KAFKA_FETCH_WAIT_MS` (0…10000, unset keeps
         /// librdkafka's 500), for brokers that answer a waiting fetch only when it expires.
         public var consumerProperties: [String: String] = [:]
-        /// Raw librdkafka properties of the notification producer; not read from the environment.
+        /// Raw librdkafka properties of the notification producer; TLS and SASL as the consumer's.
         public var producerProperties: [String: String] = [:]
     }
 
     /// How the grant service's message-signing key is obtained.
     public struct GrantService: Sendable {
         /// Base64 of the grant service's Ed25519 public key, pinned;
-        /// `RESCIND_GRANT_SERVICE_PUBLIC_KEY`. Takes precedence over fetching.
+        /// `RESCIND_GRANT_SERVICE_PUBLIC_KEY`, or read from the file named by
+        /// `RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE` (base64 or the 32 raw bytes, e.g. a mounted
+        /// secret). Takes precedence over fetching.
         public var publicKey: String?
         /// Base URL of the grant service; `RESCIND_GRANT_SERVICE_URL`. Without a pinned key,
         /// the key is fetched from its `GET /v1/service-key` at start. The access-log API
         /// also needs it: it asks the grant service who a bearer token belongs to.
         public var url: String?
+        /// How that URL is reached: `RESCIND_CA_FILE` (PEM CAs the grant service's certificate is
+        /// checked against; unset: the system's roots) and `RESCIND_ALLOW_PLAIN_HTTP` (`loopback`
+        /// allows `http://` to a loopback address; anything else is refused).
+        public var tls = ClientTLS.strict
     }
 
     public struct Tracking: Sendable {
@@ -122,6 +133,7 @@ public struct AuditServiceConfiguration: Sendable {
         var reader = EnvironmentReader(environment)
         http.host = reader.string("RESCIND_AUDIT_HOST", default: http.host)
         http.port = try reader.int("RESCIND_AUDIT_PORT", default: http.port, range: 0...65_535)
+        http.tls = try reader.serverTLS(certificate: "RESCIND_AUDIT_TLS_CERT_FILE", key: "RESCIND_AUDIT_TLS_KEY_FILE")
         database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
         database.schema = try reader.identifier("RESCIND_AUDIT_DB_SCHEMA", default: database.schema)
         database.poolSize = try reader.int("RESCIND_AUDIT_DB_POOL_SIZE", default: database.poolSize, range: 2...200)
@@ -137,8 +149,25 @@ public struct AuditServiceConfiguration: Sendable {
         if let fetchWait = try reader.optionalInt("RESCIND_KAFKA_FETCH_WAIT_MS", range: 0...10_000) {
             kafka.consumerProperties["fetch.wait.max.ms"] = String(fetchWait)
         }
+        let kafkaSecurity = try reader.kafkaSecurity()
+        kafka.consumerProperties.merge(kafkaSecurity) { $1 }
+        kafka.producerProperties.merge(kafkaSecurity) { $1 }
         grantService.publicKey = reader.optionalString("RESCIND_GRANT_SERVICE_PUBLIC_KEY")
+        if grantService.publicKey == nil, let path = reader.optionalString("RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE") {
+            grantService.publicKey = try Self.publicKey(fromFile: path, variable: "RESCIND_GRANT_SERVICE_PUBLIC_KEY_FILE")
+        }
         grantService.url = reader.optionalString("RESCIND_GRANT_SERVICE_URL")
+        grantService.tls = try reader.clientTLS(ca: "RESCIND_CA_FILE", plainHTTP: "RESCIND_ALLOW_PLAIN_HTTP")
+        if let text = grantService.url {
+            guard let url = URL(string: text) else {
+                throw ConfigurationError(variable: "RESCIND_GRANT_SERVICE_URL", problem: "expected the grant service's https URL")
+            }
+            do {
+                try grantService.tls.check(url)
+            } catch {
+                throw ConfigurationError(variable: "RESCIND_GRANT_SERVICE_URL", problem: "\(error)")
+            }
+        }
         tracking.ackDeadline = try reader.seconds("RESCIND_AUDIT_ACK_DEADLINE_SECONDS", default: tracking.ackDeadline)
         tracking.scanInterval = .milliseconds(
             try reader.int("RESCIND_AUDIT_SCAN_INTERVAL_MS", default: 1000, range: 50...600_000))
@@ -166,5 +195,18 @@ public struct AuditServiceConfiguration: Sendable {
                 variable: "RESCIND_GRANT_SERVICE_PUBLIC_KEY",
                 problem: "set it (base64 Ed25519 key) or RESCIND_GRANT_SERVICE_URL to fetch it at start")
         }
+    }
+
+    /// The base64 text of a key file holding the 32 raw bytes or their base64.
+    static func publicKey(fromFile path: String, variable: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(variable: variable, problem: "the file cannot be read")
+        }
+        if data.count == 32 { return data.base64EncodedString() }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let decoded = Data(base64Encoded: text), decoded.count == 32 else {
+            throw ConfigurationError(variable: variable, problem: "expected a 32-byte Ed25519 public key (raw or base64)")
+        }
+        return text
     }
 }

@@ -1,23 +1,26 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOSSL
 import RescindCrypto
 import RescindProtocol
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The two questions the audit service asks the grant service over HTTP: its
 /// message-signing key (at start, unless pinned) and who a bearer token belongs to
 /// (token introspection for the access-log API; the audit service has no users).
+///
+/// Over AsyncHTTPClient's shared pool with the configured TLS (the grant service's certificate
+/// checked against `RESCIND_CA_FILE`); URLSession on Linux cannot be given a CA file.
 struct GrantServiceLink: Sendable {
     let baseURL: URL
-    private let session: URLSession
+    private let tls: TLSConfiguration
+    private let timeout: Duration
 
-    init(baseURL: URL, timeout: Duration = .seconds(10)) {
+    init(baseURL: URL, tls: TLSConfiguration, timeout: Duration = .seconds(10)) {
         self.baseURL = baseURL
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
-        self.session = URLSession(configuration: configuration)
+        self.tls = tls
+        self.timeout = timeout
     }
 
     /// `GET /v1/service-key`.
@@ -49,12 +52,14 @@ struct GrantServiceLink: Sendable {
     }
 
     private func get(_ path: String, token: String?) async throws -> (Data, Int) {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
-        request.httpMethod = "GET"
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        var request = HTTPClientRequest(url: baseURL.appendingPathComponent(path).absoluteString)
+        request.method = .GET
+        request.tlsConfiguration = tls
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         do {
-            let (data, response) = try await session.data(for: request)
-            return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+            let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+            var body = try await response.body.collect(upTo: 1 << 20)
+            return (body.readData(length: body.readableBytes) ?? Data(), Int(response.status.code))
         } catch {
             throw AuditServiceError.grantService("\(baseURL.host ?? "?") unreachable (\(type(of: error)))")
         }

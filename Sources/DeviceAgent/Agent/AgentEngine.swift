@@ -33,7 +33,7 @@ final class AgentEngine: Sendable {
     ) {
         self.configuration = configuration
         self.identity = identity
-        self.keyRing = KeyRing(keystore.map { UnlockedKeys($0, grantServiceURL: configuration.grantServiceURL) })
+        self.keyRing = KeyRing(keystore.map { UnlockedKeys($0, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls) })
         self.store = store
         var logger = logger
         logger[metadataKey: LogKey.device] = "\(identity.deviceID.text)"

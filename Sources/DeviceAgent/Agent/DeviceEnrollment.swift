@@ -26,7 +26,7 @@ public enum DeviceEnrollment {
         let session = try await GrantServiceCall.run {
             try await UserSession.register(
                 keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceKey: deviceKey,
-                baseURL: configuration.grantServiceURL)
+                baseURL: configuration.grantServiceURL, tls: configuration.tls)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
         return (keys.userID, session.deviceID)
@@ -41,7 +41,8 @@ public enum DeviceEnrollment {
     ) async throws {
         try refuseIfEnrolled(configuration)
         let client = GrantServiceClient(
-            baseURL: configuration.grantServiceURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey))
+            baseURL: configuration.grantServiceURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey),
+            tls: configuration.tls)
         let me = try await GrantServiceCall.run { try await client.me() }
         guard me.user.userID == userKeys.userID,
             me.user.agreementPublicKey == Data(userKeys.agreementKey.publicKey.rawRepresentation)
@@ -77,7 +78,7 @@ public enum DeviceEnrollment {
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         let session = UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL)
+            baseURL: configuration.grantServiceURL, tls: configuration.tls)
         let deviceKey = Ed25519.PrivateKey()
         let added = try await GrantServiceCall.run { try await session.addDevice(name: name, kind: kind, deviceKey: deviceKey) }
         let bundle = try await Keystore.bundle(

@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindTLS
 
 /// Everything the agent can do only while unlocked, built from one opened keystore: talk
 /// to the grant service as this device, unwrap cached FMKs, sign acks, open the sealed inbox.
@@ -11,10 +12,10 @@ struct UnlockedKeys: Sendable {
 
     var atRest: AtRestLayer { fetcher.atRest }
 
-    init(_ keystore: Keystore, grantServiceURL: URL) {
+    init(_ keystore: Keystore, grantServiceURL: URL, tls: ClientTLS) {
         self.keystore = keystore
         let session = UserSession(
-            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL)
+            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL, tls: tls)
         fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey, atRest: AtRestLayer(key: keystore.atRestKey))
         signer = AckSigner(deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
     }

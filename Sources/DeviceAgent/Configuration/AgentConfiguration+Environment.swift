@@ -1,6 +1,7 @@
 import Foundation
 import RescindConfiguration
 import RescindCrypto
+import RescindTLS
 
 extension AgentConfiguration {
     /// Reads the `RESCIND_AGENT_*` variables (and the shared Kafka ones).
@@ -16,6 +17,13 @@ extension AgentConfiguration {
         else {
             throw ConfigurationError(variable: "RESCIND_AGENT_GRANT_SERVICE_URL", problem: "expected the grant service's http(s) URL")
         }
+        let tls = try reader.clientTLS(ca: "RESCIND_AGENT_CA_FILE", plainHTTP: "RESCIND_AGENT_ALLOW_PLAIN_HTTP")
+        do {
+            try tls.check(url)
+        } catch {
+            throw ConfigurationError(variable: "RESCIND_AGENT_GRANT_SERVICE_URL", problem: "\(error)")
+        }
+        _ = try tls.configuration()
         let key = try Self.pinnedKey(&reader)
         guard let bootstrap = reader.optionalString("RESCIND_KAFKA_BOOTSTRAP_SERVERS") else {
             throw ConfigurationError(variable: "RESCIND_KAFKA_BOOTSTRAP_SERVERS", problem: "expected host:port[,host:port…]")
@@ -25,10 +33,14 @@ extension AgentConfiguration {
         if let fetchWait = try reader.optionalInt("RESCIND_KAFKA_FETCH_WAIT_MS", range: 0...10_000) {
             kafka.consumerProperties["fetch.wait.max.ms"] = String(fetchWait)
         }
+        let kafkaSecurity = try reader.kafkaSecurity()
+        kafka.consumerProperties.merge(kafkaSecurity) { $1 }
+        kafka.producerProperties.merge(kafkaSecurity) { $1 }
 
         self.init(
             dataDirectory: dataDirectory, grantServiceURL: url, grantServiceKey: key, kafka: kafka,
             unlock: try Self.unlock(&reader))
+        self.tls = tls
         selfHealInterval = try reader.seconds("RESCIND_AGENT_SELF_HEAL_SECONDS", default: selfHealInterval)
         retryInterval = try reader.seconds("RESCIND_AGENT_RETRY_SECONDS", default: retryInterval)
         keyDerivation.opsLimit = UInt64(try reader.int("RESCIND_AGENT_ARGON2_OPSLIMIT", default: 3, range: 1...32))

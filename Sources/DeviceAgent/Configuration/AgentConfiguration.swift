@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindTLS
 
 /// Everything the agent needs to run, filled from the environment in one place
 /// (`init(environment:)`) or built directly by tests and the CLI.
@@ -63,6 +64,10 @@ public struct AgentConfiguration: Sendable {
     public var dataDirectory: String
     /// `RESCIND_AGENT_GRANT_SERVICE_URL`.
     public var grantServiceURL: URL
+    /// How that URL is reached: `RESCIND_AGENT_CA_FILE` (PEM CAs its certificate is checked
+    /// against; unset: the system's roots) and `RESCIND_AGENT_ALLOW_PLAIN_HTTP` (`loopback`
+    /// allows `http://` to a loopback address; otherwise plain HTTP is refused).
+    public var tls = ClientTLS.strict
     /// The only key device commands are accepted from (pinned, never fetched at run time).
     /// `RESCIND_AGENT_GRANT_SERVICE_KEY` (base64) or `RESCIND_AGENT_GRANT_SERVICE_KEY_FILE`.
     public var grantServiceKey: Ed25519.PublicKey

@@ -14,6 +14,6 @@ public enum DeviceIdentity {
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         return UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL)
+            baseURL: configuration.grantServiceURL, tls: configuration.tls)
     }
 }

@@ -134,7 +134,7 @@ public enum KeystoreRotation {
     private static func session(_ keystore: Keystore, _ configuration: AgentConfiguration) -> UserSession {
         UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL)
+            baseURL: configuration.grantServiceURL, tls: configuration.tls)
     }
 }
 

@@ -23,13 +23,16 @@ public enum GrantServiceApplication {
         // Bootstraps swift-metrics before anything records a metric; done lazily by the
         // first scrape instead, every metric recorded until then would be lost.
         _ = MetricsRegistry.shared
+        // First, so that an unusable certificate stops the service before it touches anything.
+        let server = try ServiceServer.builder(tls: configuration.http.tls)
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-grant-service", logger: logger)
         let (database, pool) = (opened.configuration, opened.pool)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
-                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service"),
+                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service",
+                additionalProperties: configuration.kafka.producerProperties),
             logger: logger)
 
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
@@ -44,6 +47,7 @@ public enum GrantServiceApplication {
 
         var app = Application(
             router: router,
+            server: server,
             configuration: .init(
                 address: .hostname(configuration.http.host, port: configuration.http.port),
                 serverName: "rescind-grant-service"),

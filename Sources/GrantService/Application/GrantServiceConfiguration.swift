@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindTLS
 
 /// Everything the grant service can be told, with the defaults it runs with.
 /// Filled from environment variables in `init(environment:)` only.
@@ -14,6 +15,9 @@ public struct GrantServiceConfiguration: Sendable {
         public var maxBodyBytes = defaultMaxBodyBytes
         /// Body limit of a revocation upload batch; `RESCIND_GRANT_MAX_UPLOAD_BYTES`.
         public var maxUploadBytes = 32 << 20
+        /// Certificate chain and key (PEM) to serve HTTPS with; `RESCIND_GRANT_TLS_CERT_FILE` and
+        /// `RESCIND_GRANT_TLS_KEY_FILE`, both or neither. `nil`: plain HTTP.
+        public var tls: ServerTLS?
     }
 
     public struct Database: Sendable {
@@ -34,6 +38,9 @@ public struct GrantServiceConfiguration: Sendable {
         public var bootstrapServers = "127.0.0.1:9092"
         /// Prepended to every topic name (isolates tenants and tests); `RESCIND_TOPIC_PREFIX`.
         public var topicPrefix = ""
+        /// Raw librdkafka properties of the outbox producer: TLS and SASL from the shared
+        /// `RESCIND_KAFKA_SECURITY_PROTOCOL`, `RESCIND_KAFKA_SSL_*` and `RESCIND_KAFKA_SASL_*`.
+        public var producerProperties: [String: String] = [:]
     }
 
     public struct Lifetimes: Sendable {
@@ -79,6 +86,7 @@ public struct GrantServiceConfiguration: Sendable {
         http.port = try reader.int("RESCIND_GRANT_PORT", default: http.port, range: 0...65_535)
         http.maxBodyBytes = try reader.int("RESCIND_GRANT_MAX_BODY_BYTES", default: http.maxBodyBytes, range: 1024...(1 << 30))
         http.maxUploadBytes = try reader.int("RESCIND_GRANT_MAX_UPLOAD_BYTES", default: http.maxUploadBytes, range: 1024...(1 << 30))
+        http.tls = try reader.serverTLS(certificate: "RESCIND_GRANT_TLS_CERT_FILE", key: "RESCIND_GRANT_TLS_KEY_FILE")
         database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
         database.schema = try reader.identifier("RESCIND_GRANT_DB_SCHEMA", default: database.schema)
         database.poolSize = try reader.int("RESCIND_GRANT_DB_POOL_SIZE", default: database.poolSize, range: 1...200)
@@ -86,6 +94,7 @@ public struct GrantServiceConfiguration: Sendable {
         database.migrationsDirectory = reader.string("RESCIND_GRANT_MIGRATIONS_DIR", default: database.migrationsDirectory)
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
+        kafka.producerProperties = try reader.kafkaSecurity()
         lifetimes.token = try reader.seconds("RESCIND_TOKEN_TTL_SECONDS", default: lifetimes.token)
         lifetimes.challenge = try reader.seconds("RESCIND_CHALLENGE_TTL_SECONDS", default: lifetimes.challenge)
         lifetimes.staging = try reader.seconds("RESCIND_STAGING_TTL_SECONDS", default: lifetimes.staging)

@@ -2,6 +2,7 @@ import DeviceAgent
 import Foundation
 import Logging
 import RescindCrypto
+import RescindTLS
 
 /// Device agents run inside the bench process, each with its own data directory, keystore
 /// (unlocked by a key file), SQLite cache, command consumer (its own consumer group) and ack
@@ -35,6 +36,7 @@ final class AgentFleet: Sendable {
             grantServiceKey: stack.serviceKey,
             kafka: .init(bootstrapServers: stack.cluster.bootstrapServers, topicPrefix: stack.topicPrefix),
             unlock: .keyFile(keyFile))
+        configuration.tls = BenchStack.clientTLS
         if let fetchWaitMilliseconds {
             configuration.kafka.consumerProperties["fetch.wait.max.ms"] = "\(fetchWaitMilliseconds)"
         }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindProtocol
+import RescindTLS
 
 /// 5. Peak resident memory (VmHWM) of each component in its own process: the grant and
 /// audit services over the whole run, and a `rescind-agent` process that syncs
@@ -28,6 +29,7 @@ enum MemoryBench {
         let environment = [
                 "RESCIND_AGENT_DATA_DIR": configuration.dataDirectory,
                 "RESCIND_AGENT_GRANT_SERVICE_URL": stack.grantURL.absoluteString,
+                "RESCIND_AGENT_ALLOW_PLAIN_HTTP": "loopback",
                 "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(stack.serviceKey.rawRepresentation).base64EncodedString(),
                 "RESCIND_AGENT_KEY_FILE": keyFile,
                 "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers,

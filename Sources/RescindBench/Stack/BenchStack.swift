@@ -8,6 +8,7 @@ import RescindCrypto
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
+import RescindTLS
 
 /// The system under test, started fresh for one bench run: a development Kafka cluster in
 /// this process (librdkafka's mock broker on loopback TCP, topics created with 4
@@ -23,6 +24,9 @@ struct BenchStack: Sendable {
     let grantSchema: String
     let auditSchema: String
     let grantURL: URL
+    /// The benchmarks run the services on plain HTTP over loopback, as their baselines were
+    /// measured (BENCHMARKS.md); TLS is the tests' and the demo's default.
+    static let clientTLS = ClientTLS(plainHTTP: .loopback)
     let grant: ChildProcess
     let audit: ChildProcess
     let serviceKey: Ed25519.PublicKey
@@ -88,7 +92,7 @@ struct BenchStack: Sendable {
         started(grant)
         try await waitUntilReady(grant, url: grantURL)
         let serviceKey = try Ed25519.PublicKey(
-            rawRepresentation: [UInt8](try await GrantServiceClient(baseURL: grantURL).serviceKey().signingPublicKey))
+            rawRepresentation: [UInt8](try await GrantServiceClient(baseURL: grantURL, tls: Self.clientTLS).serviceKey().signingPublicKey))
 
         let auditPort = try FreePort.next()
         let audit = try ChildProcess(
@@ -102,6 +106,7 @@ struct BenchStack: Sendable {
                 "RESCIND_AUDIT_SIGNING_KEY_FILE": work.appendingPathComponent("audit.key").path,
                 "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
                 "RESCIND_GRANT_SERVICE_URL": grantURL.absoluteString,
+                "RESCIND_ALLOW_PLAIN_HTTP": "loopback",
                 "RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)",
             ]) { _, new in new },
             logDirectory: work)
@@ -145,7 +150,7 @@ struct BenchStack: Sendable {
     func register(_ name: String, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()) async throws -> UserSession {
         try await UserSession.register(
             keys: .generate(), displayName: name, deviceID: deviceID, deviceName: "\(name)'s device", deviceKey: deviceKey,
-            baseURL: grantURL)
+            baseURL: grantURL, tls: Self.clientTLS)
     }
 
     /// Where the bench itself was started from: the other executables are built next to it.

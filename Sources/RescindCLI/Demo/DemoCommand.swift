@@ -64,10 +64,11 @@ struct DemoCommand: AsyncParsableCommand {
             throw CLIError("RESCIND_KAFKA_FETCH_WAIT_MS must be an integer between 0 and 10000")
         }
         try directory.reset()
+        let tls = try DemoTLS.resolve(environment: environment, repository: repository, directory: directory.root)
         let story = DemoStory(
             repository: repository, directory: directory, databaseURL: database, kafkaBootstrapServers: kafka,
             kafkaFetchWaitMilliseconds: fetchWaitMilliseconds, topicPrefix: "demo-\(Int(Date().timeIntervalSince1970)).",
-            grantPort: grantPort, auditPort: auditPort, emmaRecords: records, ackDeadlineSeconds: ackDeadline)
+            grantPort: grantPort, auditPort: auditPort, emmaRecords: records, ackDeadlineSeconds: ackDeadline, tls: tls)
         do {
             try await story.play()
         } catch {

@@ -5,10 +5,7 @@ import RescindClient
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import RescindTLS
 
 /// The guide's story for Emma, played on real processes.
 struct DemoStory: Sendable {
@@ -23,6 +20,8 @@ struct DemoStory: Sendable {
     let auditPort: Int
     let emmaRecords: Int
     let ackDeadlineSeconds: Int
+    /// The CA and server certificate every HTTP hop of the demo uses.
+    let tls: DemoTLS
     let timeline = DemoTimeline()
 
     var grantSchema: String { "demo_grant" + schemaSuffix }
@@ -30,8 +29,10 @@ struct DemoStory: Sendable {
     /// Non-default ports get their own schemas, so a test run never touches an interactive demo.
     var schemaSuffix: String { grantPort == 8080 ? "" : "_\(grantPort)" }
 
-    var grantURL: URL { URL(string: "http://127.0.0.1:\(grantPort)")! }
-    var auditURL: URL { URL(string: "http://127.0.0.1:\(auditPort)")! }
+    var grantURL: URL { URL(string: "https://127.0.0.1:\(grantPort)")! }
+    var auditURL: URL { URL(string: "https://127.0.0.1:\(auditPort)")! }
+    /// How the demo's own clients reach the services: the demo's CA only, no plain HTTP.
+    var clientTLS: ClientTLS { ClientTLS(caFile: tls.caFile) }
     /// The audit service's operator token file (0600): the monitoring page and API ask for it.
     var operatorTokenFile: URL { directory.keys.appendingPathComponent("audit-operator.token") }
     var binaries: URL { URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent() }
@@ -64,6 +65,7 @@ struct DemoStory: Sendable {
                 "RESCIND_GRANT_PORT": String(grantPort), "RESCIND_GRANT_DB_SCHEMA": grantSchema,
                 "RESCIND_GRANT_MIGRATIONS_DIR": repository.appendingPathComponent("migrations/grant").path,
                 "RESCIND_GRANT_SIGNING_KEY_FILE": grantKey.path, "RESCIND_OUTBOX_POLL_MS": "500",
+                "RESCIND_GRANT_TLS_CERT_FILE": tls.certificateFile, "RESCIND_GRANT_TLS_KEY_FILE": tls.keyFile,
             ]) { $1 }, directory: directory)
         try await waitUntilReady(grantURL, name: "grant service", process: processes["grant"]!)
         timeline.log("grant service", "ready on \(grantURL.absoluteString) (pid \(processes["grant"]!.pid))")
@@ -75,6 +77,7 @@ struct DemoStory: Sendable {
                 "RESCIND_AUDIT_SIGNING_KEY_FILE": directory.keys.appendingPathComponent("audit-service.key").path,
                 "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
                 "RESCIND_AUDIT_OPERATOR_TOKEN_FILE": operatorTokenFile.path,
+                "RESCIND_AUDIT_TLS_CERT_FILE": tls.certificateFile, "RESCIND_AUDIT_TLS_KEY_FILE": tls.keyFile,
                 "RESCIND_GRANT_SERVICE_PUBLIC_KEY": grantKey.publicKey,
                 "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": String(ackDeadlineSeconds),
                 "RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS": "6000", "RESCIND_AUDIT_KAFKA_HEARTBEAT_MS": "1000",
@@ -99,7 +102,7 @@ struct DemoStory: Sendable {
             let deviceKey = Ed25519.PrivateKey()
             let user = try await UserSession.register(
                 keys: .generate(), displayName: name, deviceID: deviceID, deviceName: devices[0], deviceKey: deviceKey,
-                baseURL: grantURL)
+                baseURL: grantURL, tls: clientTLS)
             timeline.name(user.keys.userID, name)
             timeline.log(name, "registered with X25519 + Ed25519 public keys (private keys never leave the device)")
             users.append(user)
@@ -256,6 +259,7 @@ struct DemoStory: Sendable {
         print("""
 
               The demo took \(elapsed.components.seconds) s. The stack keeps running:
+                CA certificate    \(tls.caFile) (the services' certificates are signed by it)
                 monitoring page   \(auditURL.absoluteString)/  (sign in with the operator token in \(operatorTokenFile.path))
                 grant metrics     \(grantURL.absoluteString)/metrics
                 audit metrics     \(auditURL.absoluteString)/metrics
@@ -285,6 +289,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_KEY_FILE": keyFile.path,
             "RESCIND_AGENT_GRANT_SERVICE_URL": grantURL.absoluteString,
             "RESCIND_AGENT_GRANT_SERVICE_KEY": grantKey.publicKey,
+            "RESCIND_AGENT_CA_FILE": tls.caFile,
             "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
             "RESCIND_KAFKA_FETCH_WAIT_MS": String(kafkaFetchWaitMilliseconds),
             "RESCIND_TOPIC_PREFIX": topicPrefix,
@@ -343,11 +348,10 @@ struct DemoStory: Sendable {
     }
 
     func auditStatus(_ eventID: UUID) async throws -> RevocationStatus {
-        var request = URLRequest(url: auditURL.appendingPathComponent("v1/revocations/\(eventID)"))
-        request.setValue("Bearer \(try AuditServiceClient.operatorToken(fromFile: operatorTokenFile.path))", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw CLIError("no status yet") }
-        return try CanonicalJSON.decode(RevocationStatus.self, from: data)
+        try await AuditServiceClient(
+            baseURL: auditURL, operatorToken: try AuditServiceClient.operatorToken(fromFile: operatorTokenFile.path),
+            timeout: .seconds(10), tls: clientTLS
+        ).revocation(eventID)
     }
 
     // MARK: Plumbing
@@ -366,8 +370,7 @@ struct DemoStory: Sendable {
             guard process.isRunning else {
                 throw CLIError("the \(name) exited; see \(process.logPath)")
             }
-            let (_, response) = try await URLSession.shared.data(from: url.appendingPathComponent("ready"))
-            return (response as? HTTPURLResponse)?.statusCode == 200
+            return try await GrantServiceClient(baseURL: url, timeout: .seconds(5), tls: clientTLS).isReady()
         }
         guard process.isRunning else { throw CLIError("the \(name) exited; see \(process.logPath)") }
     }

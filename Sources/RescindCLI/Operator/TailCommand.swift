@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RescindConfiguration
 import RescindCrypto
 import RescindKafka
 import RescindProtocol
@@ -39,6 +40,16 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "Base64 Ed25519 public key to verify grant-service signatures with.")
     var verifyKey: String?
 
+    /// TLS and SASL for the brokers, from the shared `RESCIND_KAFKA_*` variables.
+    static func kafkaSecurity(_ environment: [String: String]) throws -> [String: String] {
+        var reader = EnvironmentReader(environment)
+        do {
+            return try reader.kafkaSecurity()
+        } catch let error as ConfigurationError {
+            throw CLIError(error.description)
+        }
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let bootstrap = environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092"
@@ -52,7 +63,8 @@ struct TailCommand: AsyncParsableCommand {
         var logger = Logger(label: "rescind.tail")
         logger.logLevel = .error
         let consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, clientID: "rescind-tail"),
+            configuration: KafkaConsumerConfiguration(
+                bootstrapServers: bootstrap, clientID: "rescind-tail", additionalProperties: try Self.kafkaSecurity(environment)),
             subscription: .partitions(
                 (0..<partitions).map {
                     KafkaPartitionAssignment(topic: name, partition: $0, start: fromBeginning ? .beginning : .end)

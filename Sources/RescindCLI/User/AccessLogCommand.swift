@@ -83,10 +83,11 @@ struct RevocationStatusCommand: AsyncParsableCommand {
         let audit: AuditServiceClient
         if let path = operatorTokenFile ?? profile.environment["RESCIND_AUDIT_OPERATOR_TOKEN_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             audit = AuditServiceClient(
-                baseURL: try profile.auditServiceURL, operatorToken: try AuditServiceClient.operatorToken(fromFile: path))
+                baseURL: try profile.auditServiceURL, operatorToken: try AuditServiceClient.operatorToken(fromFile: path),
+                tls: try profile.tls)
         } else {
             let session = try await profile.session()
-            audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client)
+            audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client, tls: try profile.tls)
         }
         let status = try await audit.revocation(eventID)
         print("family member \(status.familyMemberID.uuidString.lowercased()) → FMK v\(status.newFMKVersion), \(status.recordsReencrypted) records")

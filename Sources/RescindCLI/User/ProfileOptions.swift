@@ -2,7 +2,9 @@ import ArgumentParser
 import DeviceAgent
 import Foundation
 import RescindClient
+import RescindConfiguration
 import RescindCrypto
+import RescindTLS
 
 #if canImport(Glibc)
 import Glibc
@@ -14,10 +16,10 @@ struct ProfileOptions: ParsableArguments {
     @Option(help: "Profile directory holding the encrypted keystore (default: $RESCIND_PROFILE or ~/.rescind).")
     var profile: String?
 
-    @Option(help: "Grant service URL (default: $RESCIND_GRANT_SERVICE_URL or http://127.0.0.1:8080).")
+    @Option(help: "Grant service URL (default: $RESCIND_GRANT_SERVICE_URL or https://127.0.0.1:8080).")
     var grantService: String?
 
-    @Option(help: "Audit service URL (default: $RESCIND_AUDIT_SERVICE_URL or http://127.0.0.1:8081).")
+    @Option(help: "Audit service URL (default: $RESCIND_AUDIT_SERVICE_URL or https://127.0.0.1:8081).")
     var auditService: String?
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
@@ -27,16 +29,36 @@ struct ProfileOptions: ParsableArguments {
     }
 
     var grantServiceURL: URL {
-        get throws { try url(grantService ?? environment["RESCIND_GRANT_SERVICE_URL"] ?? "http://127.0.0.1:8080", "--grant-service") }
+        get throws { try url(grantService ?? environment["RESCIND_GRANT_SERVICE_URL"] ?? "https://127.0.0.1:8080", "--grant-service") }
     }
 
     var auditServiceURL: URL {
-        get throws { try url(auditService ?? environment["RESCIND_AUDIT_SERVICE_URL"] ?? "http://127.0.0.1:8081", "--audit-service") }
+        get throws { try url(auditService ?? environment["RESCIND_AUDIT_SERVICE_URL"] ?? "https://127.0.0.1:8081", "--audit-service") }
+    }
+
+    /// How both services are reached: `RESCIND_CA_FILE` (PEM CAs their certificates are checked
+    /// against; unset: the system's roots) and `RESCIND_ALLOW_PLAIN_HTTP=loopback`.
+    var tls: ClientTLS {
+        get throws {
+            var reader = EnvironmentReader(environment)
+            do {
+                let tls = try reader.clientTLS(ca: "RESCIND_CA_FILE", plainHTTP: "RESCIND_ALLOW_PLAIN_HTTP")
+                _ = try tls.configuration()
+                return tls
+            } catch let error as ConfigurationError {
+                throw CLIError(error.description)
+            }
+        }
     }
 
     private func url(_ text: String, _ option: String) throws -> URL {
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
             throw CLIError("\(option) must be an http(s) URL")
+        }
+        do {
+            try tls.check(url)
+        } catch {
+            throw CLIError("\(option): \(error)")
         }
         return url
     }
@@ -55,12 +77,15 @@ struct ProfileOptions: ParsableArguments {
     /// The agent configuration of this profile; the grant service's key is learnt from it (TOFU).
     func configuration() async throws -> AgentConfiguration {
         let url = try grantServiceURL
-        let served = try await GrantServiceClient(baseURL: url).serviceKey()
-        return AgentConfiguration(
+        let tls = try tls
+        let served = try await GrantServiceClient(baseURL: url, tls: tls).serviceKey()
+        var configuration = AgentConfiguration(
             dataDirectory: directory, grantServiceURL: url,
             grantServiceKey: try Ed25519.PublicKey(rawRepresentation: [UInt8](served.signingPublicKey)),
             kafka: .init(bootstrapServers: environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092"),
             unlock: try unlock())
+        configuration.tls = tls
+        return configuration
     }
 
     /// Unlocks the keystore and acts as this profile's device.

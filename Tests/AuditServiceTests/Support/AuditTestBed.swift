@@ -169,10 +169,10 @@ final class AuditTestBed: Sendable {
     // MARK: HTTP
 
     func get(_ path: String, token: String? = nil) async throws -> (status: Int, body: Data) {
-        var request = URLRequest(url: URL(string: path, relativeTo: service.baseURL)!)
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as! HTTPURLResponse).statusCode, data)
+        let answer = try await TestHTTP.send(
+            "GET", URL(string: path, relativeTo: service.baseURL)!.absoluteURL,
+            headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [])
+        return (answer.status, answer.body)
     }
 
     static func withDeadline<T: Sendable>(

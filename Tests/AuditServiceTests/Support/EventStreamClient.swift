@@ -1,15 +1,11 @@
 import Foundation
 import RescindProtocol
+import RescindTestSupport
+import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// A minimal Server-Sent Events client over URLSession, for tests: parses the stream
-/// into events as the bytes arrive.
-final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safe: `buffer` and `current` are touched only by the session's delegate queue
-    // (serial, `maxConcurrentOperationCount` 1); the stream's continuation is thread-safe.
+/// A minimal Server-Sent Events client over AsyncHTTPClient (HTTPS with the suite's CA), for
+/// tests: parses the stream into events as the bytes arrive.
+final class EventStreamClient: Sendable {
     struct Event: Sendable, Equatable {
         var id: Int64?
         var type: String
@@ -22,28 +18,27 @@ final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Send
 
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
-    private var buffer = Data()
-    private var session: URLSession!
-    private var task: URLSessionDataTask?
+    private let task: Task<Void, Never>
 
     init(url: URL, token: String?, lastEventID: Int64? = nil) {
-        (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        super.init()
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: .ephemeral, delegate: self, delegateQueue: queue)
-        var request = URLRequest(url: url)
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let lastEventID { request.setValue(String(lastEventID), forHTTPHeaderField: "Last-Event-ID") }
-        request.timeoutInterval = 120
-        task = session.dataTask(with: request)
-        task?.resume()
+        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        self.events = events
+        self.continuation = continuation
+        var headers = [("Accept", "text/event-stream")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if let lastEventID { headers.append(("Last-Event-ID", String(lastEventID))) }
+        task = Task {
+            // Chunks arrive one after another; the lock only lets the closure be Sendable.
+            let buffer = Mutex(Data())
+            _ = try? await TestHTTP.stream(url, headers: headers) { chunk in
+                buffer.withLock { Self.parse(chunk, buffer: &$0, into: continuation) }
+            }
+            continuation.finish()
+        }
     }
 
     func close() {
-        task?.cancel()
-        session.invalidateAndCancel()
+        task.cancel()
         continuation.finish()
     }
 
@@ -60,7 +55,8 @@ final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Send
         }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    /// Appends bytes to `buffer` and yields every complete event in it.
+    private static func parse(_ data: Data, buffer: inout Data, into continuation: AsyncStream<Event>.Continuation) {
         buffer.append(data)
         while let end = buffer.range(of: Data("\n\n".utf8)) {
             let block = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
@@ -83,9 +79,5 @@ final class EventStreamClient: NSObject, URLSessionDataDelegate, @unchecked Send
             }
             if hasData { continuation.yield(event) }
         }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        continuation.finish()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RescindTestSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -47,6 +48,9 @@ final class HeadlessChromium: Sendable {
     /// Starts the browser on `url` and attaches to the page.
     init(url: URL) async throws {
         guard let executable = Self.executable else { throw Failure.notInstalled }
+        // The page is served over HTTPS with the suite's CA; a browser takes no CA file, so it
+        // is told to accept that server key alone (the flag needs --user-data-dir).
+        let pin = url.scheme == "https" ? ["--ignore-certificate-errors-spki-list=\(try await TestTLS.shared().serverKeyPin())"] : []
         profile = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-chromium-\(UUID().uuidString)")
         var toBrowser: [Int32] = [0, 0], fromBrowser: [Int32] = [0, 0]
         guard pipe(&toBrowser) == 0, pipe(&fromBrowser) == 0 else { throw Failure.spawnFailed(errno) }
@@ -68,8 +72,8 @@ final class HeadlessChromium: Sendable {
         posix_spawn_file_actions_adddup2(&actions, devNull, 2)
         let arguments = [
             executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--remote-debugging-pipe", "--user-data-dir=\(profile.path)", url.absoluteString,
-        ]
+            "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
+        ] + pin + [url.absoluteString]
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

@@ -1,4 +1,5 @@
 import Foundation
+import RescindTLS
 
 @testable import DeviceAgent
 
@@ -20,6 +21,9 @@ extension AgentProcess {
             "RESCIND_AGENT_LOG_LEVEL": "info",
         ]
         for (name, value) in unlock ?? ["RESCIND_AGENT_PASSPHRASE": AgentTestKit.passphrase] { environment[name] = value }
+        // The same TLS policy as the configuration: the suite's CA, or plain HTTP to loopback.
+        if let caFile = configuration.tls.caFile { environment["RESCIND_AGENT_CA_FILE"] = caFile }
+        if configuration.tls.plainHTTP == .loopback { environment["RESCIND_AGENT_ALLOW_PLAIN_HTTP"] = "loopback" }
         return environment
     }
 }

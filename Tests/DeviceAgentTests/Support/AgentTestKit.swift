@@ -7,6 +7,7 @@ import RescindProtocol
 import RescindTestSupport
 import Synchronization
 import Testing
+import RescindTLS
 
 @testable import DeviceAgent
 
@@ -23,6 +24,7 @@ enum AgentTestKit {
             dataDirectory: dataDirectory, grantServiceURL: service.baseURL, grantServiceKey: service.serviceKey,
             kafka: .init(bootstrapServers: service.cluster.bootstrapServers, topicPrefix: topicPrefix ?? service.topicPrefix),
             unlock: .passphrase(passphrase))
+        configuration.tls = service.clientTLS
         configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
         configuration.kafka.sessionTimeout = .seconds(3)
         let common = ["reconnect.backoff.ms": "50", "reconnect.backoff.max.ms": "300", "topic.metadata.refresh.interval.ms": "1000"]

@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindProtocol
+import RescindTLS
 
 @testable import DeviceAgent
 @testable import RescindCrypto
@@ -26,6 +27,7 @@ struct LockableFixture {
             dataDirectory: directory.file("data"), grantServiceURL: URL(string: "http://127.0.0.1:9")!,
             grantServiceKey: Ed25519.PrivateKey().publicKey, kafka: .init(bootstrapServers: "127.0.0.1:9"),
             unlock: .passphraseFile(passphraseFile))
+        configuration.tls = ClientTLS(plainHTTP: .loopback)
         configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
         configuration.startLocked = locked
         try SecureFiles.prepareDirectory(configuration.dataDirectory)

@@ -1,4 +1,5 @@
 import Foundation
+import RescindTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -38,8 +39,9 @@ enum RescindProcess {
         }
     }
 
-    /// Runs `rescind arguments` with exactly `environment` (plus a PATH and a HOME of its own),
-    /// standard input closed; kills it after `timeout`.
+    /// Runs `rescind arguments` with exactly `environment` (plus a PATH, a HOME of its own and
+    /// the suite's CA as `RESCIND_CA_FILE` / `RESCIND_AGENT_CA_FILE`, which `environment` may
+    /// override), standard input closed; kills it after `timeout`.
     static func run(
         _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90),
         executable: URL = binary
@@ -61,7 +63,9 @@ enum RescindProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path].merging(environment) { $1 }
+        let ca = try await TestTLS.shared().caFile
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "RESCIND_CA_FILE": ca, "RESCIND_AGENT_CA_FILE": ca]
+            .merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err

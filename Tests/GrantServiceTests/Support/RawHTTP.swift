@@ -1,13 +1,10 @@
 import Foundation
 import RescindProtocol
+import RescindTestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// Plain HTTP to the service, for what a well-behaved client never sends:
-/// malformed bodies, missing or forged tokens, oversized payloads.
+/// Raw requests to the service (over HTTPS with the suite's CA, as the harness serves), for what
+/// a well-behaved client never sends: malformed bodies, missing or forged tokens, oversized payloads.
 struct RawHTTP: Sendable {
     let baseURL: URL
 
@@ -23,12 +20,6 @@ struct RawHTTP: Sendable {
         func decode<T: Decodable>(_ type: T.Type) throws -> T { try CanonicalJSON.decode(type, from: body) }
     }
 
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
-        return URLSession(configuration: configuration)
-    }()
-
     /// - Parameter authorization: the whole `Authorization` header; `token` is shorthand for `Bearer <token>`.
     func send(
         _ method: String, _ path: String, query: String? = nil, token: String? = nil, authorization: String? = nil,
@@ -36,20 +27,12 @@ struct RawHTTP: Sendable {
     ) async throws -> Answer {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = query
-        var request = URLRequest(url: components.url!)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = body
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        }
-        if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
-        if let header = authorization ?? token.map({ "Bearer \($0)" }) {
-            request.setValue(header, forHTTPHeaderField: "Authorization")
-        }
-        let (data, response) = try await Self.session.data(for: request)
-        let http = response as? HTTPURLResponse
-        return Answer(
-            status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
+        var headers: [(String, String)] = []
+        if body != nil { headers.append(("Content-Type", contentType)) }
+        if let accept { headers.append(("Accept", accept)) }
+        if let header = authorization ?? token.map({ "Bearer \($0)" }) { headers.append(("Authorization", header)) }
+        let answer = try await TestHTTP.send(method, components.url!, headers: headers, body: body)
+        return Answer(status: answer.status, body: answer.body, contentType: answer.contentType)
     }
 
     func send(_ method: String, _ path: String, token: String? = nil, json: some Encodable) async throws -> Answer {
