@@ -47,10 +47,10 @@ import Glibc
                     #expect(Self.errorCode(answer.body) == "unauthenticated", "\(route)")
                 }
                 // The operator token in another scheme is not a bearer credential.
-                var request = URLRequest(url: URL(string: route, relativeTo: bed.service.baseURL)!)
-                request.setValue("Basic \(bed.operatorToken)", forHTTPHeaderField: "Authorization")
-                let (_, response) = try await URLSession.shared.data(for: request)
-                #expect((response as! HTTPURLResponse).statusCode == 401, "\(route) with Basic")
+                let basic = try await TestHTTP.send(
+                    "GET", URL(string: route, relativeTo: bed.service.baseURL)!.absoluteURL,
+                    headers: [("Authorization", "Basic \(bed.operatorToken)")])
+                #expect(basic.status == 401, "\(route) with Basic")
             }
             // Operations and the page itself (which holds no data) stay open.
             for route in ["/health", "/ready", "/metrics", "/", "/monitor", "/monitor.js", "/v1/service-key"] {
@@ -245,10 +245,9 @@ import Glibc
             #expect(String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
                 .contains("rescind_audit_event_streams_refused_total 1"))
             // A malformed Last-Event-ID is a 400, and takes no slot.
-            var request = URLRequest(url: url)
-            request.setValue("Bearer \(bed.operatorToken)", forHTTPHeaderField: "Authorization")
-            request.setValue("not-a-number", forHTTPHeaderField: "Last-Event-ID")
-            #expect((try await URLSession.shared.data(for: request).1 as! HTTPURLResponse).statusCode == 400)
+            let malformed = try await TestHTTP.send(
+                "GET", url, headers: [("Authorization", "Bearer \(bed.operatorToken)"), ("Last-Event-ID", "not-a-number")])
+            #expect(malformed.status == 400)
 
             // A client that goes away gives its slot back (noticed at the next heartbeat).
             resumed.close()
@@ -267,7 +266,8 @@ import Glibc
     /// for the stalled-reader timeout, and its slot is freed.
     @Test(.timeLimit(.minutes(2)))
     func aStalledStreamReaderIsDisconnectedAndItsSlotFreed() async throws {
-        try await AuditTestBed.with({
+        // Plain HTTP: the raw socket below speaks HTTP itself (stalling is the same under TLS).
+        try await AuditTestBed.with(plainHTTP: true, {
             $0.monitoring.stalledReaderTimeout = .milliseconds(500)
             $0.monitoring.streamHeartbeat = .milliseconds(200)
         }) { bed in
@@ -287,7 +287,7 @@ import Glibc
     /// slot is freed when the client goes.
     @Test(.timeLimit(.minutes(2)))
     func aStreamWhoseReaderFallsAWholeBufferBehindIsEnded() async throws {
-        try await AuditTestBed.with({
+        try await AuditTestBed.with(plainHTTP: true, {
             $0.monitoring.streamBufferEvents = 10
             $0.monitoring.stalledReaderTimeout = .seconds(3600)
         }) { bed in

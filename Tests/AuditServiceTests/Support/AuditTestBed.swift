@@ -37,7 +37,10 @@ final class AuditTestBed: Sendable {
     }
 
     /// Runs `body` against a fresh service and always tears everything down.
+    /// - Parameter plainHTTP: serve plain HTTP (tests that speak raw HTTP over a socket);
+    ///   HTTPS with the suite's CA otherwise.
     static func with<Result>(
+        plainHTTP: Bool = false,
         _ adjust: (inout AuditServiceConfiguration) -> Void = { _ in },
         _ body: (AuditTestBed) async throws -> Result
     ) async throws -> Result {
@@ -45,7 +48,7 @@ final class AuditTestBed: Sendable {
         let grantKey = Ed25519.PrivateKey()
         var configuration = AuditServiceHarness.configuration(cluster: cluster, grantKey: grantKey.publicKey)
         adjust(&configuration)
-        let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster)
+        let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster, plainHTTP: plainHTTP)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 bootstrapServers: cluster.bootstrapServers, clientID: "test-publisher", linger: .milliseconds(2)),
