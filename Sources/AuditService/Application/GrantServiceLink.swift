@@ -4,7 +4,9 @@ import NIOCore
 import NIOFoundationCompat
 import NIOSSL
 import RescindCrypto
+import Logging
 import RescindProtocol
+import RescindServiceSupport
 
 /// The two questions the audit service asks the grant service over HTTP: its
 /// message-signing key (at start, unless pinned) and who a bearer token belongs to
@@ -48,6 +50,17 @@ struct GrantServiceLink: Sendable {
             return me.user.userID
         case 401, 403: return nil
         default: throw AuditServiceError.grantService("GET /v1/me answered \(status)")
+        }
+    }
+
+    /// The user a bearer token belongs to, as the HTTP routes need it: `nil` for a token the
+    /// grant service refuses; any other failure is logged and becomes 503 `APIError.authenticationUnavailable`.
+    func introspect(_ token: String, logger: Logger) async throws -> UUID? {
+        do {
+            return try await userID(forToken: token)
+        } catch {
+            logger.warning("token introspection failed", metadata: ["error": "\(error)"])
+            throw APIError.authenticationUnavailable
         }
     }
 

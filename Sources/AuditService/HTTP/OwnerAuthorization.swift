@@ -18,14 +18,7 @@ struct OwnerAuthorization: Sendable {
     func requireOwner(of familyMemberID: UUID, request: Request, logger: Logger) async throws -> UUID {
         guard let token = request.bearerToken else { throw APIError.unauthenticated }
         guard let grantService else { throw APIError.authenticationUnavailable }
-        let userID: UUID?
-        do {
-            userID = try await grantService.userID(forToken: token)
-        } catch {
-            logger.warning("token introspection failed", metadata: ["error": "\(error)"])
-            throw APIError.authenticationUnavailable
-        }
-        guard let userID else { throw APIError.unauthenticated }
+        guard let userID = try await grantService.introspect(token, logger: logger) else { throw APIError.unauthenticated }
         let owner = try await pool.withConnection { connection in
             try await connection.query(
                 "SELECT owner_user_id FROM family_members WHERE family_member_id = \(familyMemberID)"

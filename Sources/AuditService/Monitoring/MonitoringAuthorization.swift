@@ -26,14 +26,7 @@ struct MonitoringAuthorization: Sendable {
         guard let token = request.bearerToken else { throw APIError.monitoringUnauthenticated }
         if let operatorToken, operatorToken.matches(token) { return .operator }
         guard let grantService else { throw APIError.monitoringUnauthenticated }
-        let userID: UUID?
-        do {
-            userID = try await grantService.userID(forToken: token)
-        } catch {
-            logger.warning("token introspection failed", metadata: ["error": "\(error)"])
-            throw APIError.authenticationUnavailable
-        }
-        guard let userID else { throw APIError.monitoringUnauthenticated }
+        guard let userID = try await grantService.introspect(token, logger: logger) else { throw APIError.monitoringUnauthenticated }
         return .owner(userID)
     }
 }
