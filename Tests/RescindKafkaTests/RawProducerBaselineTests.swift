@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RescindKafka
+import RescindDevKit
 
 /// The benchmark's raw producer loop must really deliver: every message acknowledged and
 /// readable. Not a timing test.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import DeviceAgent
 import Foundation
+import RescindClient
 import RescindCrypto
 import RescindProtocol
 
@@ -36,7 +36,7 @@ struct IdentityCommand: AsyncParsableCommand {
         var deviceKind: DeviceKind?
 
         func run() async throws {
-            let enrolled = try await DeviceEnrollment.registerNewUser(
+            let enrolled = try await KeystoreEnrollment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
                 configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")
