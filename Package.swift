@@ -321,7 +321,7 @@ let package = Package(
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
-        .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS"]),
+        .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
