@@ -146,4 +146,24 @@ import Testing
             }
         }
     }
+
+    /// One child-process launcher: only the dev kit's `ChildProcess` starts processes (and this
+    /// suite, which has no Rescind dependency, for `swift package dump-package`).
+    @Test func onlyTheDevKitsLauncherStartsProcesses() throws {
+        let allowed = ["Sources/RescindDevKit/Process/ChildProcess.swift", "Tests/ArchitectureTests/ModuleGraphTests.swift"]
+        var starters: [String] = []
+        var read = 0
+        for folder in ["Sources", "Tests"] {
+            let directory = Self.root.appendingPathComponent(folder)
+            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { continue }
+            for case let file as URL in files where file.pathExtension == "swift" {
+                let relative = String(file.path.dropFirst(Self.root.path.count + 1))
+                read += 1
+                guard !allowed.contains(relative) else { continue }
+                if try String(contentsOf: file, encoding: .utf8).contains("Process()") { starters.append(relative) }
+            }
+        }
+        #expect(read > 300, "only \(read) source files read")
+        #expect(starters.isEmpty, "processes started outside the dev kit's launcher: \(starters)")
+    }
 }
