@@ -6,6 +6,12 @@ import PackageDescription
 //   Rescind<Concern>  the only Swift modules that import a C module; no C type in their API
 //   services/agent    built on the concern modules (see README, "Architecture")
 // The device agent's graph must never contain CLibPQ or the HTTP server stack.
+//
+// Two layers (README, "Architecture"): the product (the modules above, the services, the agent,
+// the user's `rescind` and the operator's `rescind-admin`) and the dev kit (`RescindDevKit`:
+// the development Kafka cluster, the one child-process launcher, test databases, fault plans;
+// `rescind-dev`: demo and stack; `rescind-bench`, `rescind-hostile`, `rescind-devbroker`).
+// The product never links the dev kit; only dev-kit executables and tests do (ArchitectureTests).
 
 let package = Package(
     name: "Rescind",
@@ -16,11 +22,16 @@ let package = Package(
         .library(name: "RescindPostgres", targets: ["RescindPostgres"]),
         .library(name: "RescindProtocol", targets: ["RescindProtocol"]),
         .library(name: "RescindClient", targets: ["RescindClient"]),
-        .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
+        // The product.
         .executable(name: "rescind-grant-service", targets: ["GrantServiceMain"]),
         .executable(name: "rescind-audit-service", targets: ["AuditServiceMain"]),
         .executable(name: "rescind-agent", targets: ["DeviceAgentMain"]),
         .executable(name: "rescind", targets: ["RescindCLI"]),
+        .executable(name: "rescind-admin", targets: ["RescindAdmin"]),
+        // The dev kit.
+        .library(name: "RescindDevKit", targets: ["RescindDevKit"]),
+        .executable(name: "rescind-dev", targets: ["RescindDev"]),
+        .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
         .executable(name: "rescind-bench", targets: ["RescindBench"]),
         .executable(name: "rescind-hostile", targets: ["RescindHostile"]),
     ],
@@ -105,10 +116,12 @@ let package = Package(
         ),
 
         // The grant service's HTTP API as a client (AsyncHTTPClient's shared pool, see HTTPTransport),
-        // and the owner-side flows built on it.
+        // the owner-side flows built on it, and a device's encrypted keystore (the agent's and the
+        // `rescind` CLI's profile: one format).
         .target(
             name: "RescindClient",
             dependencies: [
+                "RescindConfiguration",
                 "RescindCrypto",
                 "RescindProtocol",
                 "RescindTLS",
@@ -203,12 +216,21 @@ let package = Package(
 
         // MARK: Executables
 
-        // The operator's tool and a user's client.
+        // A user's client: only the client side (never the agent, PostgreSQL, Kafka or the dev kit).
         .executableTarget(
             name: "RescindCLI",
             dependencies: [
-                "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
-                "RescindTLS", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindProtocol", "RescindTLS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The operator's tool: migrations, topics, key files.
+        .executableTarget(
+            name: "RescindAdmin",
+            dependencies: [
+                "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -225,10 +247,31 @@ let package = Package(
             dependencies: ["GrantService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // MARK: Dev kit (never linked by the product)
+
+        // The development Kafka cluster (over RescindKafka's mock-cluster wrapper), the one
+        // child-process launcher, the test database default, the agent's fault plans.
+        .target(
+            name: "RescindDevKit",
+            dependencies: [
+                "DeviceAgent", "RescindKafka", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `rescind-dev demo | stack`: the end-to-end demo on local servers, the local stack.
+        .executableTarget(
+            name: "RescindDev",
+            dependencies: [
+                "RescindDevKit", "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka",
+                "RescindPostgres", "RescindProtocol", "RescindTLS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "RescindDevBroker",
             dependencies: [
-                "RescindKafka",
+                "RescindDevKit", "RescindKafka",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -237,8 +280,8 @@ let package = Package(
         .executableTarget(
             name: "RescindBench",
             dependencies: [
-                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol", "RescindTLS",
-                .product(name: "Logging", package: "swift-log"),
+                "RescindDevKit", "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
+                "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -247,8 +290,8 @@ let package = Package(
         .executableTarget(
             name: "RescindHostile",
             dependencies: [
-                "AuditService", "DeviceAgent", "RescindClient", "RescindTestSupport", "RescindCrypto", "RescindKafka",
-                "RescindPostgres", "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                "AuditService", "DeviceAgent", "RescindClient", "RescindDevKit", "RescindTestSupport", "RescindCrypto",
+                "RescindKafka", "RescindPostgres", "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -259,8 +302,8 @@ let package = Package(
         .target(
             name: "RescindTestSupport",
             dependencies: [
-                "AuditService", "GrantService", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
+                "AuditService", "GrantService", "RescindClient", "RescindCrypto", "RescindDevKit", "RescindKafka",
+                "RescindPostgres", "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -271,20 +314,20 @@ let package = Package(
         ),
 
         // Runs the executables as separate processes on the local stack.
-        .testTarget(name: "EndToEndTests", dependencies: ["RescindTestSupport", "RescindTLS"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RescindDevKit", "RescindTestSupport", "RescindTLS"]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
-        .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka"]),
-        .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres"]),
+        .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit"]),
+        .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
-        .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS"]),
+        .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
                 "RescindTLS", "RescindConfiguration",
-                "AuditService", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "AuditService", "RescindDevKit", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -292,7 +335,7 @@ let package = Package(
             name: "DeviceAgentTests",
             dependencies: [
                 "RescindTLS",
-                "DeviceAgent", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
+                "DeviceAgent", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -300,7 +343,7 @@ let package = Package(
             name: "GrantServiceTests",
             dependencies: [
                 "RescindTLS",
-                "GrantService", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
+                "GrantService", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
                 "RescindProtocol", .product(name: "Logging", package: "swift-log"),
             ]
         ),

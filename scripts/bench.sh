@@ -3,7 +3,7 @@
 #
 #   scripts/bench.sh                      the full run of BENCHMARKS.md (~3.5 minutes after the build)
 #   scripts/bench.sh --quick              small sizes: checks the instrument in ~2 minutes
-#   scripts/bench.sh --sections crypto    any rescind-bench option (see --help)
+#   scripts/bench.sh --sections crypto    any rescind-bench option (rescind-dev bench --help)
 #
 # The raw output (measurements as they are taken, then the Markdown table) is kept in
 # bench-results/<UTC time>.txt. RESCIND_BENCH_SCRATCH picks the build directory
@@ -22,7 +22,7 @@ fi
 scripts/stack.sh up >&2
 eval "$(scripts/stack.sh env)"
 
-for product in rescind-grant-service rescind-audit-service rescind-agent rescind-bench; do
+for product in rescind-grant-service rescind-audit-service rescind-agent rescind-bench rescind-dev; do
     echo "[bench] building $product (release)" >&2
     swift build -c release --scratch-path "$SCRATCH" --product "$product" >&2
 done
@@ -30,4 +30,4 @@ done
 mkdir -p bench-results
 output=bench-results/$(date -u +%Y-%m-%dT%H%M%SZ).txt
 echo "[bench] load average: $(cut -d' ' -f1-3 /proc/loadavg); raw output → $output" >&2
-"$SCRATCH/release/rescind-bench" "$@" | tee "$output"
+"$SCRATCH/release/rescind-dev" bench "$@" | tee "$output"

@@ -13,7 +13,7 @@ fi
 
 if [ "${1:-}" = "--down" ]; then
     bin=$(swift build --show-bin-path 2>/dev/null || true)
-    if [ -x "$bin/rescind" ]; then "$bin/rescind" demo --down --root "$ROOT"; fi
+    if [ -x "$bin/rescind-dev" ]; then "$bin/rescind-dev" demo --down --root "$ROOT"; fi
     scripts/stack.sh down
     exit 0
 fi
@@ -24,4 +24,4 @@ source .stack/env
 echo "[demo] building (the first build takes a few minutes)"
 swift build
 bin=$(swift build --show-bin-path)
-exec "$bin/rescind" demo --root "$ROOT" "$@"
+exec "$bin/rescind-dev" demo --root "$ROOT" "$@"

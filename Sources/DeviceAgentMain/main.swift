@@ -1,6 +1,7 @@
 import DeviceAgent
 import Foundation
 import Logging
+import RescindClient
 
 // rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
 // shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).

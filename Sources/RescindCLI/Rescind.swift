@@ -1,21 +1,23 @@
 import ArgumentParser
 
-/// `rescind`: the operator's tool and a user's client for Rescind.
+/// `rescind`: a user's client for Rescind. It links only the client side (client, protocol,
+/// crypto, configuration, TLS); the operator's commands are `rescind-admin`, the demo and the
+/// local stack `rescind-dev` (ArchitectureTests checks the graph).
 @main
 struct Rescind: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rescind",
         abstract: "Revoke access to end-to-end-encrypted family medical records, and watch it happen.",
         discussion: """
-            As a user's client it keeps your keys in an encrypted profile and does all
-            encryption and key wrapping on this machine; as an operator's tool it runs
-            migrations, controls the local stack, reads the topics and plays the demo.
+            It keeps your keys in an encrypted profile and does all encryption and key
+            wrapping on this machine. Operators use rescind-admin (migrations, topics, key
+            files); developers rescind-dev (the demo, the local stack).
             Settings come from RESCIND_* environment variables (see README, "Configuration").
 
             Examples:
               RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
-              rescind tail device_commands --from-beginning
+              rescind access-log 6f1c… --verify
             """,
         subcommands: [
             IdentityCommand.self,
@@ -26,10 +28,5 @@ struct Rescind: AsyncParsableCommand {
             DevicesCommand.self,
             AccessLogCommand.self,
             RevocationStatusCommand.self,
-            TailCommand.self,
-            MigrateCommand.self,
-            StackCommand.self,
-            KeysCommand.self,
-            DemoCommand.self,
         ])
 }

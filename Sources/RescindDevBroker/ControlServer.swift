@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindDevKit
 import RescindKafka
 
 /// Loopback line protocol for end-to-end fault injection into the running cluster,

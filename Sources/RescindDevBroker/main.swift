@@ -1,9 +1,10 @@
 import Foundation
 import Logging
+import RescindDevKit
 import RescindKafka
 
 // rescind-devbroker: librdkafka's mock Kafka cluster as a process, for the local dev
-// stack and end-to-end tests. DEVELOPMENT ONLY — see DevelopmentCluster.
+// stack and end-to-end tests. DEVELOPMENT ONLY — see RescindDevKit's DevelopmentCluster.
 
 LoggingSystem.bootstrap(StreamLogHandler.standardError)
 let logger = Logger(label: "rescind.devbroker")

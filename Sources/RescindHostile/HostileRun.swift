@@ -1,6 +1,7 @@
 import AuditService
 import Foundation
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol

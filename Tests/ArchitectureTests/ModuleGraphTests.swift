@@ -7,6 +7,8 @@ import Testing
 
     struct Target {
         let name: String
+        /// `regular`, `executable`, `test`, `system`…
+        var type = "regular"
         let targetDependencies: [String]
         let productDependencies: [String]
     }
@@ -40,7 +42,12 @@ import Testing
                     products.append(product)
                 }
             }
-            return (name, Target(name: name, targetDependencies: byName, productDependencies: products))
+            return (
+                name,
+                Target(
+                    name: name, type: target["type"] as? String ?? "regular", targetDependencies: byName,
+                    productDependencies: products)
+            )
         })
     }
 
@@ -78,5 +85,85 @@ import Testing
             let users = targets.values.filter { $0.targetDependencies.contains(library) }.map(\.name)
             #expect(users == [wrapper], "\(library) is used directly by \(users)")
         }
+    }
+
+    // MARK: Two layers: the product and the dev kit
+
+    /// The dev kit: development cluster, launcher, test databases, fault plans, and the
+    /// executables built on it. `RescindTestSupport` is the tests' kit (it may use the dev kit).
+    static let devKit: Set<String> = ["RescindDevKit", "RescindDev", "RescindDevBroker", "RescindBench", "RescindHostile"]
+    static let testKit: Set<String> = ["RescindTestSupport"]
+
+    /// The user's `rescind` links the client side only: no agent, no database or Kafka driver,
+    /// no service, no dev kit.
+    @Test func theUsersCLILinksOnlyTheClientSide() throws {
+        let targets = try Self.describe()
+        let (reached, products) = Self.closure(of: "RescindCLI", in: targets)
+        #expect(reached.contains("RescindClient") && reached.contains("RescindCrypto"), "RescindCLI graph was not read")
+        let forbidden: Set<String> = [
+            "DeviceAgent", "RescindPostgres", "RescindKafka", "CLibPQ", "CRdKafka", "GrantService", "AuditService",
+            "RescindServiceSupport",
+        ]
+        #expect(reached.isDisjoint(with: forbidden.union(Self.devKit).union(Self.testKit)), "RescindCLI: \(reached.sorted())")
+        #expect(products.isDisjoint(with: ["Hummingbird", "HummingbirdCore", "GRDB"]), "RescindCLI: \(products.sorted())")
+    }
+
+    /// No product target reaches the dev kit or the test kit, directly or not.
+    @Test func theProductNeverLinksTheDevKit() throws {
+        let targets = try Self.describe()
+        let product = targets.values.filter {
+            $0.type != "test" && $0.type != "system" && !Self.devKit.contains($0.name) && !Self.testKit.contains($0.name)
+        }
+        #expect(product.contains { $0.name == "RescindCLI" } && product.contains { $0.name == "RescindAdmin" })
+        for target in product {
+            let (reached, _) = Self.closure(of: target.name, in: targets)
+            #expect(reached.isDisjoint(with: Self.devKit.union(Self.testKit)), "\(target.name) reaches \(reached.intersection(Self.devKit.union(Self.testKit)).sorted())")
+        }
+    }
+
+    /// Only dev-kit and test targets depend on the dev kit.
+    @Test func onlyTheDevKitAndTestsDependOnTheDevKit() throws {
+        let targets = try Self.describe()
+        let dependents = targets.values.filter { $0.targetDependencies.contains("RescindDevKit") }
+        #expect(!dependents.isEmpty, "no target depends on RescindDevKit: graph not read")
+        for target in dependents {
+            #expect(
+                target.type == "test" || Self.devKit.contains(target.name) || Self.testKit.contains(target.name),
+                "\(target.name) is a product target and depends on the dev kit")
+        }
+    }
+
+    /// The mock cluster's wrapper is RescindKafka's SPI for the dev kit: no product source imports it.
+    @Test func noProductSourceImportsTheDevKitSPI() throws {
+        let targets = try Self.describe()
+        let sources = Self.root.appendingPathComponent("Sources")
+        for name in targets.keys where !Self.devKit.contains(name) {
+            let directory = sources.appendingPathComponent(name)
+            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { continue }
+            for case let file as URL in files where file.pathExtension == "swift" {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                #expect(!text.contains("@_spi(DevKit) import"), "\(name)/\(file.lastPathComponent) imports the dev kit's SPI")
+            }
+        }
+    }
+
+    /// One child-process launcher: only the dev kit's `ChildProcess` starts processes (and this
+    /// suite, which has no Rescind dependency, for `swift package dump-package`).
+    @Test func onlyTheDevKitsLauncherStartsProcesses() throws {
+        let allowed = ["Sources/RescindDevKit/Process/ChildProcess.swift", "Tests/ArchitectureTests/ModuleGraphTests.swift"]
+        var starters: [String] = []
+        var read = 0
+        for folder in ["Sources", "Tests"] {
+            let directory = Self.root.appendingPathComponent(folder)
+            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { continue }
+            for case let file as URL in files where file.pathExtension == "swift" {
+                let relative = String(file.path.dropFirst(Self.root.path.count + 1))
+                read += 1
+                guard !allowed.contains(relative) else { continue }
+                if try String(contentsOf: file, encoding: .utf8).contains("Process()") { starters.append(relative) }
+            }
+        }
+        #expect(read > 300, "only \(read) source files read")
+        #expect(starters.isEmpty, "processes started outside the dev kit's launcher: \(starters)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RescindClient
 
 @testable import DeviceAgent
 

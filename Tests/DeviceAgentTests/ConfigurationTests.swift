@@ -1,4 +1,5 @@
 import Foundation
+import RescindClient
 import RescindConfiguration
 import RescindCrypto
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindProtocol
 import RescindTestSupport
 import Testing
@@ -31,9 +32,7 @@ struct CrashRecoveryTests {
     /// to do. The restarted agents keep self-heal: they finish the inbox before it runs.
     /// No wait for the consumer group: a new group reads the commands topic from the start.
     func runThenRevoke(_ device: AgentTestKit.Device, faults: AgentFaults, in s: RevocationScenario) async throws -> RunningAgent {
-        var faults = faults
-        faults.selfHeals = false
-        let running = RunningAgent(try await device.open(faults: faults))
+        let running = RunningAgent(try await device.open(faults: AgentFaultPlans.withoutSelfHeal(faults)))
         try await s.revoke()
         return running
     }
@@ -41,9 +40,7 @@ struct CrashRecoveryTests {
     @Test("a crash after the inbox commit and before the offset commit: redelivery is recognised, one ack")
     func crashBeforeOffsetCommit() async throws {
         try await withScenario { service, s in
-            var faults = AgentFaults()
-            faults.publishAcks = false
-            faults.beforeOffsetCommit = { info in if info.commandID != nil { throw InjectedCrash() } }
+            let faults = AgentFaultPlans.crashBeforeOffsetCommit(throwing: InjectedCrash())
             let first = try await runThenRevoke(s.kept, faults: faults, in: s)
             #expect(await first.ended(timeout: .seconds(90)) is InjectedCrash)
             let crashed = try await first.agent.status()
@@ -68,8 +65,7 @@ struct CrashRecoveryTests {
     @Test("a crash inside the erasure transaction leaves the old state whole; the restart erases once and acks once")
     func crashInsideErasure() async throws {
         try await withScenario { service, s in
-            var faults = AgentFaults()
-            faults.beforeCommandCommit = { _ in throw AgentError(.injectedFault, "crash inside the transaction") }
+            let faults = AgentFaultPlans.crashInsideCommandTransaction()
             let first = try await runThenRevoke(s.revoked, faults: faults, in: s)
             let error = await first.ended(timeout: .seconds(90))
             #expect((error as? AgentError)?.code == .injectedFault)
@@ -96,8 +92,7 @@ struct CrashRecoveryTests {
     @Test("acks recorded but never published (crash before sending) are sent after the restart, once")
     func owedAcksSurviveRestart() async throws {
         try await withScenario { service, s in
-            var faults = AgentFaults()
-            faults.publishAcks = false
+            let faults = AgentFaultPlans.acksNeverPublished()
             let first = try await runThenRevoke(s.revoked, faults: faults, in: s)
             try await AgentTestKit.eventually("erased") { try await first.agent.status().owedAcks == 1 }
             await first.stop()

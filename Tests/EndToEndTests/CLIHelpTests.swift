@@ -2,23 +2,35 @@ import Foundation
 import Testing
 
 extension CLITests {
-    @Suite("rescind --help") struct Help {
+    @Suite("rescind, rescind-admin, rescind-dev --help") struct Help {
         static let commands = [
             "", "identity", "identity create", "identity show", "identity code", "identity rotate", "identity passphrase",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
             "record", "record add", "record list", "record show", "grant", "revoke", "device", "device list", "device retire", "access-log", "revocation",
-            "tail", "migrate", "stack", "keys", "keys generate", "keys public", "keys token", "demo",
-        ]
+        ].map { "rescind \($0)" } + [
+            "", "tail", "migrate", "keys", "keys generate", "keys public", "keys token",
+        ].map { "rescind-admin \($0)" } + [
+            "", "demo", "stack",
+        ].map { "rescind-dev \($0)" }
 
+        /// `command`: the executable, then the subcommand's words.
         @Test(.timeLimit(.minutes(2)), arguments: commands)
         func helpSaysWhatItDoesWithAnExample(command: String) async throws {
             try #require(RescindProcess.isBuilt)
             let words = command.split(separator: " ").map(String.init)
-            let help = try await RescindProcess.run(words + ["--help"])
+            let executable = RescindProcess.binary.deletingLastPathComponent().appendingPathComponent(words[0])
+            let help = try await RescindProcess.run(Array(words.dropFirst()) + ["--help"], executable: executable)
             #expect(help.status == 0, "\(help)")
             #expect(help.stdout.contains("OVERVIEW: "), "\(help)")
-            #expect(help.stdout.contains("Example"), "no example in `rescind \(command) --help`:\n\(help.stdout)")
-            #expect(help.stdout.contains("USAGE: rescind \(command)".trimmingCharacters(in: .whitespaces)), "\(help)")
+            #expect(help.stdout.contains("Example"), "no example in `\(command) --help`:\n\(help.stdout)")
+            #expect(help.stdout.contains("USAGE: \(command)".trimmingCharacters(in: .whitespaces)), "\(help)")
+        }
+
+        /// The user's client offers none of the operator's or the developer's commands.
+        @Test(.timeLimit(.minutes(1)), arguments: ["tail", "migrate", "keys", "stack", "demo"])
+        func theUsersClientHasNoOperatorOrDevCommands(command: String) async throws {
+            try #require(RescindProcess.isBuilt)
+            try await RescindProcess.run([command, "up"]).expectUsageError()
         }
 
         /// The agent's help needs no configuration and names every subcommand, with examples.

@@ -3,7 +3,7 @@ import RescindTestSupport
 import Testing
 
 extension CLITests {
-    @Suite("rescind tail, migrate, keys, stack") struct Operator {
+    @Suite("rescind-admin tail, migrate, keys; rescind-dev stack") struct Operator {
         @Test(.timeLimit(.minutes(3)))
         func tailPrintsTheHarnessTopicsAsLinesOrJSON() async throws {
             try await CLITestBed.with { bed in
@@ -25,7 +25,7 @@ extension CLITests {
                 let short = { (id: String) in String(id.prefix(8)) }
 
                 // One command per agent device: A's laptop rotates, B's erases; signatures check out.
-                let commands = try await RescindProcess.run(
+                let commands = try await RescindProcess.admin(
                     ["tail", "device_commands", "--from-beginning", "--limit", "2", "--verify-key", key], environment: kafka,
                     timeout: .seconds(60))
                 #expect(commands.status == 0, "\(commands)")
@@ -35,13 +35,13 @@ extension CLITests {
                 #expect(lines.contains { $0.contains("fmk_rotation → device \(short(laptopA.deviceID)) for \(short(emma)) v2") }, "\(commands)")
                 #expect(lines.contains { $0.contains("secure_deletion → device \(short(laptopB.deviceID)) for \(short(emma)) v2") }, "\(commands)")
 
-                let events = try await RescindProcess.run(
+                let events = try await RescindProcess.admin(
                     ["tail", "revocation_events", "--from-beginning", "--limit", "1"], environment: kafka, timeout: .seconds(60))
                 #expect(events.status == 0, "\(events)")
                 #expect(events.stdout.contains("revocation of user \(short(adultB.userID)) from \(short(emma)) → FMK v2, 1 records, 2 devices"), "\(events)")
 
                 // --json prints each message as it is on the wire: one JSON document per line.
-                let raw = try await RescindProcess.run(
+                let raw = try await RescindProcess.admin(
                     ["tail", "access_events", "--from-beginning", "--limit", "2", "--json"], environment: kafka, timeout: .seconds(60))
                 #expect(raw.status == 0, "\(raw)")
                 let documents = raw.stdout.split(separator: "\n")
@@ -54,14 +54,14 @@ extension CLITests {
 
                 // A signature under another key is flagged, not hidden.
                 let otherKey = Data(repeating: 7, count: 32).base64EncodedString()
-                let forged = try await RescindProcess.run(
+                let forged = try await RescindProcess.admin(
                     ["tail", "device_commands", "--from-beginning", "--limit", "1", "--verify-key", otherKey], environment: kafka,
                     timeout: .seconds(60))
                 #expect(forged.status == 0 && forged.stdout.contains("✗ grant-service: "), "\(forged)")
 
-                try await RescindProcess.run(["tail", "device_commands", "--verify-key", "not base64!"], environment: kafka)
+                try await RescindProcess.admin(["tail", "device_commands", "--verify-key", "not base64!"], environment: kafka)
                     .expectOneLineError("--verify-key")
-                try await RescindProcess.run(["tail", "no_such_topic"], environment: kafka).expectUsageError()
+                try await RescindProcess.admin(["tail", "no_such_topic"], environment: kafka).expectUsageError()
             }
         }
 
@@ -74,21 +74,21 @@ extension CLITests {
             let database = ["RESCIND_DATABASE_URL": GrantServiceHarness.databaseURL]
             let arguments = ["migrate", service, "--schema", schema, "--directory", directory]
 
-            let first = try await RescindProcess.run(arguments, environment: database)
+            let first = try await RescindProcess.admin(arguments, environment: database)
             #expect(first.status == 0 && first.stdout.hasPrefix("\(schema): applied "), "\(first)")
             #expect(try await !TestDatabase.tables(in: schema).isEmpty)
-            let second = try await RescindProcess.run(arguments, environment: database)
+            let second = try await RescindProcess.admin(arguments, environment: database)
             #expect(second.status == 0 && second.stdout.trimmed == "\(schema): up to date", "\(second)")
             await TestDatabase.dropSchema(schema)
 
-            try await RescindProcess.run(arguments, environment: [:]).expectOneLineError("RESCIND_DATABASE_URL")
-            try await RescindProcess.run(
+            try await RescindProcess.admin(arguments, environment: [:]).expectOneLineError("RESCIND_DATABASE_URL")
+            try await RescindProcess.admin(
                 ["migrate", service, "--schema", schema, "--directory", "/nonexistent/migrations"], environment: database
             ).expectOneLineError("/nonexistent/migrations")
-            try await RescindProcess.run(
+            try await RescindProcess.admin(
                 arguments, environment: ["RESCIND_DATABASE_URL": "postgres://rescind:wrong-password@127.0.0.1:1/rescind"]
             ).expectOneLineError()
-            try await RescindProcess.run(["migrate", "billing"], environment: database).expectUsageError()
+            try await RescindProcess.admin(["migrate", "billing"], environment: database).expectUsageError()
         }
 
         @Test(.timeLimit(.minutes(1)))
@@ -98,7 +98,7 @@ extension CLITests {
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("secrets/grant-service.key").path
 
-            let generated = try await RescindProcess.run(["keys", "generate", path])
+            let generated = try await RescindProcess.admin(["keys", "generate", path])
             #expect(generated.status == 0, "\(generated)")
             let publicKey = generated.stdout.trimmed
             #expect(Data(base64Encoded: publicKey)?.count == 32, "\(generated)")
@@ -107,17 +107,17 @@ extension CLITests {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
 
-            try await RescindProcess.run(["keys", "generate", path]).expectOneLineError("exists; not overwriting")
+            try await RescindProcess.admin(["keys", "generate", path]).expectOneLineError("exists; not overwriting")
             #expect(FileManager.default.contents(atPath: path) == contents)
-            let shown = try await RescindProcess.run(["keys", "public", path])
+            let shown = try await RescindProcess.admin(["keys", "public", path])
             #expect(shown.status == 0 && shown.stdout.trimmed == publicKey, "\(shown)")
 
             let short = directory.appendingPathComponent("short.key").path
             FileManager.default.createFile(atPath: short, contents: Data([1, 2, 3]))
-            try await RescindProcess.run(["keys", "public", short]).expectOneLineError("32-byte key file")
-            try await RescindProcess.run(["keys", "public", directory.appendingPathComponent("missing.key").path])
+            try await RescindProcess.admin(["keys", "public", short]).expectOneLineError("32-byte key file")
+            try await RescindProcess.admin(["keys", "public", directory.appendingPathComponent("missing.key").path])
                 .expectOneLineError("32-byte key file")
-            try await RescindProcess.run(["keys", "generate"]).expectUsageError()
+            try await RescindProcess.admin(["keys", "generate"]).expectUsageError()
         }
 
         @Test(.timeLimit(.minutes(1)))
@@ -127,22 +127,22 @@ extension CLITests {
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("secrets/audit-operator.token").path
 
-            let written = try await RescindProcess.run(["keys", "token", path])
+            let written = try await RescindProcess.admin(["keys", "token", path])
             #expect(written.status == 0 && written.stdout.isEmpty, "\(written)")
             let contents = try #require(FileManager.default.contents(atPath: path))
             let token = String(decoding: contents, as: UTF8.self).trimmed
             #expect(token.count >= 43 && token.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }, "\(token)")
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-            try await RescindProcess.run(["keys", "token", path]).expectOneLineError("exists; not overwriting")
+            try await RescindProcess.admin(["keys", "token", path]).expectOneLineError("exists; not overwriting")
             #expect(FileManager.default.contents(atPath: path) == contents)
         }
 
         @Test(.timeLimit(.minutes(1)))
         func stackRefusesOutsideTheRepository() async throws {
             try #require(RescindProcess.isBuilt)
-            try await RescindProcess.run(["stack", "status", "--root", "/nonexistent"]).expectOneLineError("scripts/stack.sh not found")
-            try await RescindProcess.run(["stack", "sideways"]).expectUsageError()
+            try await RescindProcess.dev(["stack", "status", "--root", "/nonexistent"]).expectOneLineError("scripts/stack.sh not found")
+            try await RescindProcess.dev(["stack", "sideways"]).expectUsageError()
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import RescindDevKit
 import RescindTestSupport
 import Testing
 
-/// The whole system as separate processes: `rescind demo` starts the grant service,
+/// The whole system as separate processes: `rescind-dev demo` starts the grant service,
 /// the audit service and five device agents on the local stack and plays the
 /// guide's story; this test checks what the story proves.
 @Suite(.serialized) struct DemoEndToEndTests {
@@ -17,19 +18,19 @@ import Testing
         .enabled(if: stackIsUp, "needs the local stack: run scripts/test.sh"),
         .timeLimit(.minutes(5)))
     func demoStory() async throws {
-        let rescind = Self.binaries.appendingPathComponent("rescind")
-        try #require(FileManager.default.isExecutableFile(atPath: rescind.path), "build the products first (swift build)")
+        let rescindDev = Self.binaries.appendingPathComponent("rescind-dev")
+        try #require(FileManager.default.isExecutableFile(atPath: rescindDev.path), "build the products first (swift build)")
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-e2e-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: state) }
         let arguments = [
             "demo", "--records", "120", "--grant-port", "18480", "--audit-port", "18481", "--ack-deadline", "4",
             "--root", Self.repository.path, "--state-directory", state.path,
         ]
-        let result = try await ChildProcess.run(rescind, arguments, directory: Self.repository)
+        let result = try await ChildProcess.run(rescindDev, arguments, directory: Self.repository)
         _ = try await ChildProcess.run(
-            rescind, ["demo", "--down", "--root", Self.repository.path, "--state-directory", state.path], directory: Self.repository)
+            rescindDev, ["demo", "--down", "--root", Self.repository.path, "--state-directory", state.path], directory: Self.repository)
         let (status, output) = (result.status, result.output)
-        #expect(status == 0, "rescind demo failed:\n\(output.suffix(3000))")
+        #expect(status == 0, "rescind-dev demo failed:\n\(output.suffix(3000))")
         let expectations = [
             "all 6 agents hold Emma v1 (120 records",
             "ack secure_deletion → erased: 120 records",

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RescindCrypto
+@_spi(DevKit) @testable import RescindCrypto
 
 /// The benchmark's raw loop must do the real work: open (verifying the tag and the old
 /// associated data) and seal. Not a timing test.

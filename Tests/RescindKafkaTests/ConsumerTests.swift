@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RescindKafka
+import RescindDevKit
 
 @Suite("Consumer: commits, assignment, rebalance, close")
 struct ConsumerTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RescindKafka
+import RescindDevKit
 
 @Suite("Producer under injected faults")
 struct ProducerFaultTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import RescindKafka
+@_spi(DevKit) @testable import RescindKafka
+import RescindDevKit
 
 /// The benchmark's raw producer loop must really deliver: every message acknowledged and
 /// readable. Not a timing test.

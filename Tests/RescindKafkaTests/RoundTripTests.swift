@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RescindKafka
+import RescindDevKit
 
 @Suite("Produce → consume round trip")
 struct RoundTripTests {

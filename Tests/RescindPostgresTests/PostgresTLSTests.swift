@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 import RescindPostgres
 import Testing
 
@@ -37,12 +38,9 @@ import Testing
     func aServerTheCADidNotSignIsRefused() async throws {
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-pg-other-ca-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: other) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.root.appendingPathComponent("scripts/make-dev-ca.sh").path, other.path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        let made = try await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/bash"), [Self.root.appendingPathComponent("scripts/make-dev-ca.sh").path, other.path])
+        try #require(made.status == 0, "\(made.output)")
         let configuration = try PostgresConfiguration(url: Self.url(rootCertificate: other.appendingPathComponent("ca.pem").path))
         await #expect(throws: PostgresError.self) {
             let connection = try await PostgresConnection.connect(configuration: configuration, logger: TestDatabase.logger)

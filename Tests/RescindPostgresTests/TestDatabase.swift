@@ -1,10 +1,12 @@
 import Foundation
 import Logging
+import RescindDevKit
 import RescindPostgres
 
 /// Finds the test server through `RESCIND_DATABASE_URL` and gives each test a schema of its own.
 enum TestDatabase {
-    static let defaultURL = "postgres://postgres@127.0.0.1:55432/postgres"
+    /// The dev kit's one default: `RESCIND_DATABASE_URL`, else the local stack's (port 54329).
+    static let defaultURL = TestDatabases.localStackURL
 
     static let logger: Logger = {
         var logger = Logger(label: "rescind.postgres.tests")

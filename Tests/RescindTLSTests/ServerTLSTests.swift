@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindDevKit
 import RescindTLS
 import Testing
 
@@ -8,16 +9,13 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Two unrelated throwaway CAs, each with a server certificate (scripts/make-dev-ca.sh).
-    static func makeCAs() throws -> (URL, URL) {
+    static func makeCAs() async throws -> (URL, URL) {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-tls-unit-\(UUID().uuidString.prefix(8))")
         let directories = [base.appendingPathComponent("one"), base.appendingPathComponent("two")]
         for directory in directories {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [root.appendingPathComponent("scripts/make-dev-ca.sh").path, directory.path]
-            try process.run()
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0)
+            let made = try await ChildProcess.run(
+                URL(fileURLWithPath: "/bin/bash"), [root.appendingPathComponent("scripts/make-dev-ca.sh").path, directory.path])
+            try #require(made.status == 0, "\(made.output)")
         }
         return (directories[0], directories[1])
     }
@@ -41,8 +39,8 @@ import Testing
         }
     }
 
-    @Test func aMatchingCertificateAndKeyMakeAServerConfiguration() throws {
-        let (one, two) = try Self.makeCAs()
+    @Test func aMatchingCertificateAndKeyMakeAServerConfiguration() async throws {
+        let (one, two) = try await Self.makeCAs()
         defer { try? FileManager.default.removeItem(at: one.deletingLastPathComponent()) }
         let good = server(one.appendingPathComponent("server.pem").path, one.appendingPathComponent("server.key").path)
         #expect(throws: Never.self) { _ = try good.configuration() }

@@ -3,6 +3,7 @@ import GrantService
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
@@ -26,7 +27,7 @@ public struct GrantServiceHarness: Sendable {
     private let running: ServiceUnderTest
 
     public static var databaseURL: String {
-        ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"] ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
+        TestDatabases.url
     }
 
     public static var repositoryRoot: URL {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindProtocol
 import ServiceLifecycle

@@ -3,7 +3,7 @@ import Logging
 import RescindPostgres
 
 /// Direct access to the test database for tests that create schemas through another
-/// process (e.g. `rescind migrate`) and must check and remove them.
+/// process (e.g. `rescind-admin migrate`) and must check and remove them.
 public enum TestDatabase {
     /// The tables of `schema`, sorted.
     public static func tables(in schema: String) async throws -> [String] {

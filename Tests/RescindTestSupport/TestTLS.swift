@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 import RescindTLS
 import Synchronization
 

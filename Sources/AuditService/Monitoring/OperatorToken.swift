@@ -28,7 +28,7 @@ struct OperatorToken: Sendable {
         // One trailing newline (as `echo` or an editor writes it) is not part of the token.
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard bytes.count >= Self.minimumLength else {
-            throw refuse("holds fewer than \(Self.minimumLength) characters (rescind keys token FILE makes one)")
+            throw refuse("holds fewer than \(Self.minimumLength) characters (rescind-admin keys token FILE makes one)")
         }
         guard bytes.count <= Self.maximumLength, bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw refuse("must hold one token of printable ASCII without spaces, at most \(Self.maximumLength) characters")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindClient
 import RescindProtocol
 
 /// Locked and unlocked operation.

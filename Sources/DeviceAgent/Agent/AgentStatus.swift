@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 
 /// What a device holds, for `rescind-agent status` and monitoring: family members with
 /// their FMK versions and record counts, the last command, owed acks, and counters.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindClient
 import RescindCrypto
 import ServiceLifecycle
 import UnixSignals

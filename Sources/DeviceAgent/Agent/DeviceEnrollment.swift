@@ -15,45 +15,26 @@ import RescindProtocol
 /// (`importBundle`). The private keys travel only inside that bundle, wrapped under
 /// Argon2id of the bundle passphrase.
 public enum DeviceEnrollment {
-    /// Registers a new user whose first device is this one.
+    /// Registers a new user whose first device is this one (the keystore, then the cache).
     @discardableResult
     public static func registerNewUser(
         displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
         configuration: AgentConfiguration
     ) async throws -> (userID: UUID, deviceID: UUID) {
-        try refuseIfEnrolled(configuration)
-        let keys = UserKeys.generate()
-        let deviceKey = Ed25519.PrivateKey()
-        let session = try await GrantServiceCall.run {
-            try await UserSession.register(
-                keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceRole: role,
-                deviceKey: deviceKey,
-                baseURL: configuration.grantServiceURL, tls: configuration.tls)
-        }
-        try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
-        return (keys.userID, session.deviceID)
+        let enrolled = try await KeystoreEnrollment.registerNewUser(
+            displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, role: role, configuration: configuration)
+        _ = try AgentStore(path: configuration.databasePath)
+        return enrolled
     }
 
     /// Installs keys the caller already holds for a device already registered with the
-    /// grant service (tests, demos, and the end of `importBundle`).
+    /// grant service (tests, demos, and the end of `importBundle`), then creates the cache.
     /// - Throws: `AgentError.serviceRefused` when the grant service does not know the device
     ///   or it belongs to another user; nothing is written then.
     public static func install(
         userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, configuration: AgentConfiguration
     ) async throws {
-        try refuseIfEnrolled(configuration)
-        let client = GrantServiceClient(
-            baseURL: configuration.grantServiceURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey),
-            tls: configuration.tls)
-        let me = try await GrantServiceCall.run { try await client.me() }
-        guard me.user.userID == userKeys.userID,
-            me.user.agreementPublicKey == Data(userKeys.agreementKey.publicKey.rawRepresentation)
-        else {
-            throw AgentError(.serviceRefused, "device \(deviceID.text) is registered to another user or other keys")
-        }
-        try SecureFiles.prepareDirectory(configuration.dataDirectory)
-        let keystore = Keystore(userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, storageKey: SecretKey())
-        try await keystore.write(to: configuration.keystorePath, unlock: configuration.unlock, cost: configuration.keyDerivation)
+        try await KeystoreEnrollment.install(userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
         _ = try AgentStore(path: configuration.databasePath)
     }
 
@@ -99,11 +80,5 @@ public enum DeviceEnrollment {
                 .configuration, "unknown device kind \(text): one of \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return kind
-    }
-
-    private static func refuseIfEnrolled(_ configuration: AgentConfiguration) throws {
-        for path in [configuration.keystorePath, configuration.databasePath] where FileManager.default.fileExists(atPath: path) {
-            throw AgentError(.alreadyEnrolled, "\(path) exists: this data directory is already enrolled")
-        }
     }
 }

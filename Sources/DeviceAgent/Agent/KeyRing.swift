@@ -1,4 +1,5 @@
 import Synchronization
+import RescindClient
 
 /// Holds the unlocked keys, or nothing while the agent is locked.
 ///

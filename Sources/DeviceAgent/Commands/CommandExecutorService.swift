@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindClient
 import ServiceLifecycle
 
 /// Carries out the commands in the inbox as they arrive, retrying with backoff while the

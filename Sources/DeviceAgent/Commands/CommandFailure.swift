@@ -1,4 +1,5 @@
 import GRDB
+import RescindClient
 
 /// Whether a failure to take in a `device_commands` message may pass by retrying.
 ///

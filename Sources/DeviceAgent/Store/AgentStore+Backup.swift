@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 
 extension AgentStore {
     /// The cache as a key-free `BackupArchive`, read in one transaction (a consistent copy).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 import RescindProtocol
 
 extension AgentStore {

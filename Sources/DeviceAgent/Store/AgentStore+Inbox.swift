@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 import RescindProtocol
 
 /// The command inbox: verified commands, stored before their Kafka offset is committed and

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 import RescindProtocol
 
 /// The staging table of long rotations: pages of verified records wait here, under one

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 
 /// The agent's local SQLite database: the record cache (still encrypted under each family
 /// member's FMK), the FMKs wrapped under the device's storage key, version floors, the

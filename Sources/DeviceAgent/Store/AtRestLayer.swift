@@ -1,4 +1,5 @@
 import Foundation
+import RescindClient
 import RescindCrypto
 
 /// At-rest encryption of the record cache: an extra AES-256-GCM layer, under the device's

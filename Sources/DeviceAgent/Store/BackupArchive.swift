@@ -1,4 +1,5 @@
 import Foundation
+import RescindClient
 
 /// A backup of the record cache that contains no key: per family member its status and
 /// FMK version, and every live record exactly as the grant service stores it (AES-256-GCM

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 
 /// A record in the local cache, still encrypted.
 struct CachedRecord: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindClient
 
 /// What this device holds for one family member.
 public struct FamilyMemberState: Sendable, Equatable {

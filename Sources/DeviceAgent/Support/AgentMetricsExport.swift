@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import Prometheus
+import RescindClient
 import ServiceLifecycle
 
 /// Prometheus exposition for a device, which runs no HTTP server: the text format written

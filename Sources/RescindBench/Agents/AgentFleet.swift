@@ -1,6 +1,7 @@
 import DeviceAgent
 import Foundation
 import Logging
+import RescindClient
 import RescindCrypto
 import RescindTLS
 

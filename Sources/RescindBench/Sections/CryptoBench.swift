@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import RescindClient
-import RescindCrypto
+@_spi(DevKit) import RescindCrypto
 import RescindProtocol
 
 /// 1. The re-encryption kernel: 2 KiB records opened under FMK v1 and sealed under FMK v2

@@ -2,6 +2,7 @@ import DeviceAgent
 import Foundation
 import Logging
 import RescindClient
+import RescindDevKit
 import RescindProtocol
 import RescindTLS
 
@@ -41,7 +42,8 @@ enum MemoryBench {
         func withAgent<Result>(_ name: String, _ body: (ChildProcess) async throws -> Result) async throws -> Result {
             try await ChildProcess.run(
                 name: name, executable: try BenchStack.executableDirectory().appendingPathComponent("rescind-agent"),
-                arguments: ["run"], environment: environment, logDirectory: stack.workDirectory, body)
+                arguments: ["run"], environment: environment,
+                output: .file(stack.workDirectory.appendingPathComponent("\(name).log")), body)
         }
         // First the same agent with nothing to hold: what a running agent costs by itself.
         let idlePeak = try await withAgent("agent-idle") { idle in

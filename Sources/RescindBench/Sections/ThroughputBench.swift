@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
-import RescindKafka
+@_spi(DevKit) import RescindKafka
 import RescindPostgres
 import RescindProtocol
 

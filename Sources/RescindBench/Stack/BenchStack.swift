@@ -5,6 +5,7 @@ import Logging
 #endif
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol

@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 
 /// Command-line options of `rescind-bench`. Every size has a default that fits this
 /// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
@@ -30,8 +31,7 @@ struct BenchOptions: Sendable {
     /// The grant service's `RESCIND_OUTBOX_BATCH_SIZE`; `nil` keeps its default (500).
     var outboxBatch: Int?
     var agentMemoryRecords = 10_000
-    var databaseURL = ProcessInfo.processInfo.environment["RESCIND_DATABASE_URL"]
-        ?? "postgres://rescind:rescind@127.0.0.1:54329/rescind"
+    var databaseURL = TestDatabases.url
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """

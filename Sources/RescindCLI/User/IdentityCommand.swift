@@ -1,6 +1,6 @@
 import ArgumentParser
-import DeviceAgent
 import Foundation
+import RescindClient
 import RescindCrypto
 import RescindProtocol
 
@@ -37,7 +37,7 @@ struct IdentityCommand: AsyncParsableCommand {
 
         func run() async throws {
             // The CLI keeps no FMK or record beyond the process: revocations do not wait for it.
-            let enrolled = try await DeviceEnrollment.registerNewUser(
+            let enrolled = try await KeystoreEnrollment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
                 role: .interactive, configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")

@@ -1,5 +1,4 @@
 import ArgumentParser
-import DeviceAgent
 import Foundation
 import RescindClient
 import RescindConfiguration

@@ -14,8 +14,9 @@ import CLibCrypto
 /// cost of its safety and convenience: a result array per record, zeroing the plaintext,
 /// per-record error attribution.
 ///
-/// Lives here because this is the only module that may call OpenSSL.
-public enum RawEVPBaseline {
+/// Lives here because this is the only module that may call OpenSSL; it is not the product's
+/// API but the dev kit's (`@_spi(DevKit)`: only `rescind-bench` and the tests import it).
+@_spi(DevKit) public enum RawEVPBaseline {
     /// Re-encrypts `requests[range]` from `oldKey` to `newKey` on the calling thread and
     /// discards the results (each overwrites the last).
     /// - Returns: a checksum of the produced tags, so the work cannot be optimised away.

@@ -15,8 +15,9 @@ import Foundation
 /// the relay is the relay's own work: reading the outbox rows, awaiting each batch's
 /// acknowledgements before marking the rows sent, one transaction per batch.
 ///
-/// Lives here because this is the only module that may call librdkafka.
-public enum RawProducerBaseline {
+/// Lives here because this is the only module that may call librdkafka; it is not the product's
+/// API but the dev kit's (`@_spi(DevKit)`: only `rescind-bench` and the tests import it).
+@_spi(DevKit) public enum RawProducerBaseline {
     /// What one loop achieved.
     public struct Outcome: Sendable {
         /// Messages the cluster acknowledged (the untimed warm-up message not included).

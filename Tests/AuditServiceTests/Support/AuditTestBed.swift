@@ -2,6 +2,7 @@ import AuditService
 import Foundation
 import Logging
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol

@@ -1,4 +1,5 @@
 import Foundation
+import RescindClient
 import RescindTLS
 
 @testable import DeviceAgent

@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 import RescindTestSupport
 import Testing
 
@@ -6,9 +7,9 @@ import Testing
 import Glibc
 #endif
 
-/// The `rescind` binary from the build directory, run as a separate process. Waiting for
-/// it never blocks a thread of the cooperative pool: the in-process services under test
-/// need those threads to answer it.
+/// The `rescind` binary from the build directory (or `rescind-admin`, `rescind-dev`), run as a
+/// separate process by the dev kit's launcher. Waiting for it never blocks a thread of the
+/// cooperative pool: the in-process services under test need those threads to answer it.
 enum RescindProcess {
     /// The executables sit beside the test bundle in the build directory.
     static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -17,10 +18,15 @@ enum RescindProcess {
     /// The device agent, built beside it (for enrolling a profile's second device).
     static let agentBinary = binary.deletingLastPathComponent().appendingPathComponent("rescind-agent")
 
+    /// The operator's tool and the dev kit's command, built beside it.
+    static let adminBinary = binary.deletingLastPathComponent().appendingPathComponent("rescind-admin")
+    static let devBinary = binary.deletingLastPathComponent().appendingPathComponent("rescind-dev")
+
     static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: binary.path) }
 
     /// What one run printed and how it ended.
     struct Output: CustomStringConvertible {
+        var executable = "rescind"
         let arguments: [String]
         let status: Int32
         let stdout: String
@@ -34,7 +40,7 @@ enum RescindProcess {
         }
 
         var description: String {
-            "rescind \(arguments.joined(separator: " ")) → \(timedOut ? "timed out" : "exit \(status)")\n"
+            "\(executable) \(arguments.joined(separator: " ")) → \(timedOut ? "timed out" : "exit \(status)")\n"
                 + "stdout: \(stdout)\nstderr: \(stderr)"
         }
     }
@@ -49,46 +55,30 @@ enum RescindProcess {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("stdout")
-        let errURL = scratch.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         let ca = try await TestTLS.shared().caFile
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "RESCIND_CA_FILE": ca, "RESCIND_AGENT_CA_FILE": ca]
-            .merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { finished in
-            exited.yield(finished.terminationStatus)
-            exited.finish()
-        }
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = Task {
-            try await Task.sleep(for: timeout)
-            kill(pid, SIGKILL)
-            return true
-        }
-        var iterator = exits.makeAsyncIterator()
-        let status = await iterator.next() ?? -1
-        watchdog.cancel()
-        let timedOut = (try? await watchdog.value) ?? false
+        let result = try await ChildProcess.run(
+            executable, arguments,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "RESCIND_CA_FILE": ca, "RESCIND_AGENT_CA_FILE": ca]
+                .merging(environment) { $1 },
+            timeout: timeout, separateOutput: true)
         return Output(
-            arguments: arguments, status: status,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), timedOut: timedOut)
+            executable: executable.lastPathComponent, arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut)
+    }
+}
+
+extension RescindProcess {
+    /// Runs `rescind-admin arguments` (see `run`).
+    static func admin(
+        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90)
+    ) async throws -> Output {
+        try await run(arguments, environment: environment, timeout: timeout, executable: adminBinary)
+    }
+
+    /// Runs `rescind-dev arguments` (see `run`).
+    static func dev(
+        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90)
+    ) async throws -> Output {
+        try await run(arguments, environment: environment, timeout: timeout, executable: devBinary)
     }
 }
 
@@ -108,7 +98,7 @@ extension RescindProcess.Output {
     func expectUsageError(_ fragment: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(!timedOut && status == 64, "\(self)", sourceLocation: sourceLocation)
         #expect(lines.first?.hasPrefix("Error: ") == true, "\(self)", sourceLocation: sourceLocation)
-        #expect(stderr.contains("Usage: rescind"), "\(self)", sourceLocation: sourceLocation)
+        #expect(stderr.contains("Usage: \(executable)"), "\(self)", sourceLocation: sourceLocation)
         if let fragment {
             #expect(stderr.contains(fragment), "missing \"\(fragment)\": \(self)", sourceLocation: sourceLocation)
         }

@@ -1,0 +1,72 @@
+import Dispatch
+@_spi(DevKit) import RescindKafka
+
+/// DEVELOPMENT AND TESTS ONLY: an in-process Kafka cluster, librdkafka's mock broker
+/// (RescindKafka's `RDKafkaMockCluster`), listening on loopback TCP ports.
+///
+/// It speaks the Kafka protocol well enough for real clients (produce with idempotence,
+/// fetch, consumer groups and offset commits) and can inject faults (brokers down,
+/// request errors, leader moves). It keeps everything in memory, has no persistence,
+/// no security and no Admin API (create topics with `createTopics`, not `KafkaAdmin`).
+/// It lives in the dev kit, which the product never links: clients take
+/// `bootstrapServers` from configuration like for any other cluster.
+///
+/// Brokers have ids `1...brokers`. The cluster lives until `shutdown()` or deinit.
+/// Each request is a round trip to the mock's own thread, which librdkafka sometimes
+/// only notices on its next 1 s tick; the async methods therefore wait on a private
+/// dispatch queue, never on Swift's cooperative pool.
+public final class DevelopmentCluster: Sendable {
+    private let mock: RDKafkaMockCluster
+    private let queue = DispatchQueue(label: "rescind.devkit.development-cluster")
+
+    /// Comma-separated `127.0.0.1:port` list, one per broker, for `bootstrap.servers`.
+    public var bootstrapServers: String { mock.bootstrapServers }
+    /// `1...brokers`.
+    public var brokerIDs: ClosedRange<Int32> { mock.brokerIDs }
+
+    /// - Throws: `KafkaError` `.developmentCluster` when `brokers < 1` or librdkafka
+    ///   cannot start the mock (no free port, …).
+    public init(brokers: Int = 1) throws {
+        mock = try RDKafkaMockCluster(brokers: brokers)
+    }
+
+    /// Stops every broker and frees the cluster; clients still connected see their
+    /// connections fail. Blocks up to about a second. Safe to call twice.
+    public func shutdown() {
+        mock.destroy()
+    }
+
+    /// Creates a topic; "already exists" counts as success, as in `KafkaAdmin`.
+    /// The mock also creates unknown topics on first use (4 partitions), so create
+    /// every topic up front to get the partition count you want.
+    @discardableResult
+    public func createTopic(name: String, partitions: Int32, replicationFactor: Int16 = 1) async throws -> KafkaTopicCreationOutcome {
+        let mock = self.mock
+        let created = try await run { try mock.createTopic(name: name, partitions: partitions, replicationFactor: replicationFactor) }
+        return created ? .created : .alreadyExisted
+    }
+
+    /// Creates every topic of the list (see `createTopic`).
+    @discardableResult
+    public func createTopics(_ topics: [KafkaTopicSpec]) async throws -> [String: KafkaTopicCreationOutcome] {
+        var outcomes: [String: KafkaTopicCreationOutcome] = [:]
+        for topic in topics {
+            outcomes[topic.name] = try await createTopic(
+                name: topic.name, partitions: topic.partitions, replicationFactor: topic.replicationFactor
+            )
+        }
+        return outcomes
+    }
+
+    /// Runs a blocking call of the mock on the private queue.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    func withMock<T: Sendable>(_ body: @escaping @Sendable (RDKafkaMockCluster) throws -> T) async throws -> T {
+        let mock = self.mock
+        return try await run { try body(mock) }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The dev kit's one child-process launcher: services, agents, the CLI and scripts run as
+/// processes of their own by the demo, the benchmarks and the tests.
+///
+/// Waiting for a child never blocks a thread of Swift's cooperative pool (on a 2-core machine
+/// that starves the in-process services under test): the exit is reported by the process's
+/// termination handler, and the output goes to files, read when asked for.
+///
+/// - `ChildProcess.run(executable, arguments)` runs to completion and returns the status
+///   and output (optionally killed after a timeout).
+/// - `ChildProcess.run(name:…) { child in … }` keeps a child exactly as long as the body,
+///   and stops (and reaps) it however the body ends — returned, thrown or cancelled.
+/// - `init` starts a child its owner must `stop()` on every path (or leave running, as the
+///   demo does with its servers).
+public final class ChildProcess: Sendable {
+    /// Where the child's standard output and standard error go.
+    public enum Output: Sendable {
+        /// Both, interleaved, to this file (created or emptied).
+        case file(URL)
+        /// Each to a file of its own (created or emptied).
+        case files(stdout: URL, stderr: URL)
+        /// This process's own (an interactive script); `text` is then empty.
+        case inherit
+    }
+
+    /// How a run to completion ended.
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        /// Killed because it outlived the timeout.
+        public let timedOut: Bool
+        /// Standard output and standard error, interleaved when they were run that way
+        /// (`separateOutput: false`), otherwise standard output then standard error.
+        public let output: String
+    }
+
+    /// A launch that could not happen (the executable is missing or cannot run).
+    public struct LaunchError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let name: String
+    /// The file standard output (and, interleaved, standard error) is written to; `nil` when inherited.
+    public let logFile: URL?
+    private let errorFile: URL?
+    private let process: Process
+    /// Waiters for the exit, resumed by the process's termination handler (a Foundation thread).
+    private let exit = ExitState()
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Starts `executable arguments…`, standard input closed.
+    /// - Parameters:
+    ///   - environment: the child's whole environment; `nil` inherits this process's.
+    ///   - directory: its working directory; `nil` keeps this process's.
+    /// - Throws: `LaunchError` when the executable is missing; Foundation's error when it cannot run.
+    public init(
+        name: String, executable: URL, arguments: [String] = [], environment: [String: String]? = nil,
+        directory: URL? = nil, output: Output
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw LaunchError(description: "\(executable.path) is missing: build it first")
+        }
+        self.name = name
+        process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardInput = FileHandle.nullDevice
+        switch output {
+        case .file(let url):
+            logFile = url
+            errorFile = nil
+            let log = try Self.emptyFile(url)
+            process.standardOutput = log
+            process.standardError = log
+        case .files(let stdout, let stderr):
+            logFile = stdout
+            errorFile = stderr
+            process.standardOutput = try Self.emptyFile(stdout)
+            process.standardError = try Self.emptyFile(stderr)
+        case .inherit:
+            logFile = nil
+            errorFile = nil
+        }
+        let exit = self.exit
+        process.terminationHandler = { finished in exit.finish(status: finished.terminationStatus) }
+        try process.run()
+    }
+
+    /// Starts the child, runs `body` with it, then stops it — also when `body` throws or the
+    /// task is cancelled.
+    public static func run<Result>(
+        name: String, executable: URL, arguments: [String] = [], environment: [String: String]? = nil,
+        directory: URL? = nil, output: Output,
+        isolation: isolated (any Actor)? = #isolation, _ body: (ChildProcess) async throws -> Result
+    ) async throws -> Result {
+        let child = try ChildProcess(
+            name: name, executable: executable, arguments: arguments, environment: environment, directory: directory,
+            output: output)
+        do {
+            let result = try await body(child)
+            await child.stop()
+            return result
+        } catch {
+            await child.stop()
+            throw error
+        }
+    }
+
+    /// Runs `executable arguments…` to completion.
+    /// - Parameters:
+    ///   - timeout: the child is killed (SIGKILL) after it; `Result.timedOut` says so.
+    ///   - separateOutput: `false` interleaves standard error into standard output.
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil,
+        timeout: Duration? = nil, separateOutput: Bool = false
+    ) async throws -> Result {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-child-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let stdout = scratch.appendingPathComponent("stdout")
+        let output: Output =
+            separateOutput ? .files(stdout: stdout, stderr: scratch.appendingPathComponent("stderr")) : .file(stdout)
+        let child = try ChildProcess(
+            name: executable.lastPathComponent, executable: executable, arguments: arguments, environment: environment,
+            directory: directory, output: output)
+        var timedOut = false
+        if let timeout {
+            timedOut = await child.waitForExit(timeout: timeout) == nil
+            if timedOut { child.signal(SIGKILL) }
+        }
+        let status = await child.exited()
+        let out = child.text
+        let err = child.errorText
+        return Result(status: status, stdout: out, stderr: err, timedOut: timedOut, output: separateOutput ? out + err : out)
+    }
+
+    /// What it wrote so far to `logFile` (with standard error, when interleaved).
+    public var text: String { logFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? "" }
+
+    /// What it wrote so far to standard error, when that has a file of its own (else empty).
+    public var errorText: String { errorFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? "" }
+
+    /// The last lines of its log, for error messages.
+    public func logTail(lines: Int = 15) -> String {
+        text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    public func signal(_ signal: Int32) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited after `grace`; returns once it exited and
+    /// was reaped. Safe to call more than once, and from a cancelled task (the grace period
+    /// is a dispatch timer, not a `Task.sleep` that cancellation would cut short).
+    public func stop(grace: Duration = .seconds(10)) async {
+        if process.isRunning { process.terminate() }
+        let process = self.process
+        let kill = DispatchWorkItem {
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(grace), execute: kill)
+        _ = await exited()
+        kill.cancel()
+    }
+
+    /// Returns its exit status once it exited (at once if it already has).
+    @discardableResult
+    public func exited() async -> Int32 {
+        await withCheckedContinuation { continuation in exit.wait(continuation) }
+    }
+
+    /// Its exit status, or `nil` when it is still running after `timeout` (it is left running).
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = exit.status { return status }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return exit.status
+    }
+
+    private static func emptyFile(_ url: URL) throws -> FileHandle {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        return try FileHandle(forWritingTo: url)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The exit of one child and who waits for it.
+///
+/// `@unchecked Sendable`: `state` is only touched under `lock`.
+private final class ExitState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var waiters: [CheckedContinuation<Int32, Never>] = []
+    private var exitStatus: Int32?
+
+    var status: Int32? { lock.withLock { exitStatus } }
+
+    func finish(status: Int32) {
+        let waiting = lock.withLock {
+            exitStatus = status
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiting { waiter.resume(returning: status) }
+    }
+
+    func wait(_ continuation: CheckedContinuation<Int32, Never>) {
+        let done = lock.withLock { () -> Int32? in
+            if let exitStatus { return exitStatus }
+            waiters.append(continuation)
+            return nil
+        }
+        if let done { continuation.resume(returning: done) }
+    }
+}
