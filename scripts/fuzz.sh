@@ -46,7 +46,7 @@ for target in "${targets[@]}"; do
         -artifact_prefix="$crashes/" >"$log" 2>&1
     code=$?
     set -e
-    executions=$(sed -n 's/^stat::number_executed_units: *//p' "$log" | tail -1)
+    executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     found=$(find "$crashes" -type f | wc -l)
     printf '%-16s %8s %12s %8s %8s\n' "$target" "$seconds" "${executions:-?}" "$(find "$corpus" -type f | wc -l)" "$found"
     if [ "$code" != 0 ] || [ "$found" != 0 ]; then

@@ -15,6 +15,23 @@ public func rescindFuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) ->
     selectedTarget.run(bytes.map { Data(bytes: $0, count: count) } ?? Data())
     return 0
 }
+
+/// libFuzzer's driver (compiler-rt), declared here: only simple C types cross.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// SwiftPM links an executable's entry point as `<module>_main` (`main` is defined as it), so
+/// libFuzzer's own `main` is never linked: this hands the process to libFuzzer's driver instead.
+@_cdecl("RescindFuzz_main")
+public func rescindFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { bytes, size in rescindFuzzOneInput(bytes, size) }
+}
 #else
 /// Without the sanitizer: `rescind-fuzz <target> <file or directory>…` replays inputs (a
 /// corpus, a crash libFuzzer wrote) through a target in a normal build.
