@@ -50,6 +50,7 @@ cleanup() {
         psql "$RESCIND_DATABASE_URL" -q -c "DROP SCHEMA IF EXISTS st_grant_$run_id CASCADE; DROP SCHEMA IF EXISTS st_audit_$run_id CASCADE" \
             >/dev/null 2>&1 || true
     fi
+    if [ -n "${run_id:-}" ]; then rm -f "$work/grant-$run_id.key" "$work/audit-$run_id.key" "$work/operator-$run_id.token"; fi
 }
 trap cleanup EXIT
 
@@ -119,11 +120,13 @@ run() {
     local report="$work/$name.json"
     local started=$SECONDS
     set +e
-    # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override --tls-verify: unset them.
-    env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE "$venv/bin/schemathesis" run "$document" --url "$url" --tls-verify "${RESCIND_CA_FILE:-true}" \
+    # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override --tls-verify: unset them. Run from
+    # $work, where schemathesis keeps its .schemathesis cache.
+    (cd "$work" && env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE "$ROOT/$venv/bin/schemathesis" run "$ROOT/$document" \
+        --url "$url" --tls-verify "${RESCIND_CA_FILE:-true}" \
         -H "Authorization: Bearer $token" --checks "$checks" --max-examples "$max_examples" --seed "$seed" \
         --phases examples,coverage,fuzzing --workers 2 --request-timeout 20 --suppress-health-check all \
-        --report json --report-json-path "$report" "$@" >"$work/$name.out" 2>&1
+        --report json --report-json-path "$ROOT/$report" "$@") >"$work/$name.out" 2>&1
     local code=$?
     set -e
     "$venv/bin/python" scripts/schemathesis/summary.py "$name" "$report" $((SECONDS - started)) || code=1
