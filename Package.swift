@@ -93,6 +93,7 @@ let package = Package(
             name: "RescindTLS",
             dependencies: [
                 "RescindConfiguration",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),

@@ -6,7 +6,7 @@ import NIOHTTP1
 import NIOSSL
 import RescindTLS
 
-/// The HTTP exchange under both service clients: AsyncHTTPClient's process-wide client, so
+/// The HTTP exchange under both service clients: one process-wide AsyncHTTPClient, so
 /// every client in a process (an agent, the CLI, a benchmark hosting fifty agents) shares
 /// one connection pool on NIO's shared event loops and nothing needs shutting down.
 ///
@@ -35,6 +35,19 @@ struct HTTPTransport: Sendable {
     }
 
     struct ConfigurationErrorBox: Error { let description: String }
+
+    /// `HTTPClient.shared`'s browser-like settings, but with two differences that matter here:
+    /// a connection that cannot be established (refused, TLS handshake refused) fails the
+    /// request at once instead of being retried until the request's deadline (callers have
+    /// their own retry and backoff, and a user waiting 30 s to hear "connection refused" is
+    /// worse than hearing it), and redirects are never followed (a redirect would carry the
+    /// device's bearer token to wherever the answer points). Never shut down, like `.shared`.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     struct Response: Sendable {
         let status: Int
@@ -67,7 +80,7 @@ struct HTTPTransport: Sendable {
             request.body = .bytes(ByteBuffer(data: body))
         }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+            let response = try await Self.client.execute(request, timeout: .init(timeout))
             var buffer = try await response.body.collect(upTo: maximumResponseBytes)
             let data = buffer.readData(length: buffer.readableBytes) ?? Data()
             return Response(

@@ -22,14 +22,16 @@ public struct UserSession: Sendable {
     /// Registers the user with their public keys and this device.
     public static func register(
         keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
-        deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL, tls: ClientTLS = .strict
+        deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL,
+        tls: ClientTLS = .strict
     ) async throws -> UserSession {
         var request = RegisterUserRequest(
             userID: keys.userID, displayName: displayName,
             agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
             identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
             device: RegisterDeviceRequest(
-                deviceID: deviceID, name: deviceName, kind: deviceKind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+                deviceID: deviceID, name: deviceName, kind: deviceKind, role: deviceRole,
+                signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
             signature: Data())
         request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
         _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
@@ -39,10 +41,11 @@ public struct UserSession: Sendable {
     /// Adds another device to this user's account and returns a session on it. The
     /// enrolment is signed with the identity key over a fresh challenge from the service.
     public func addDevice(
-        name: String, kind: DeviceKind? = nil, deviceID: UUID = UUID(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()
+        name: String, kind: DeviceKind? = nil, role: DeviceRole? = nil, deviceID: UUID = UUID(),
+        deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey()
     ) async throws -> UserSession {
         let device = RegisterDeviceRequest(
-            deviceID: deviceID, name: name, kind: kind, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation))
+            deviceID: deviceID, name: name, kind: kind, role: role, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation))
         let challenge = try await client.enrolmentChallenge()
         _ = try await client.registerDevice(
             try DeviceEnrolment.request(userID: keys.userID, challenge: challenge, device: device) {

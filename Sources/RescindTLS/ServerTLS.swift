@@ -1,3 +1,4 @@
+import NIOCore
 import NIOSSL
 import RescindConfiguration
 
@@ -10,12 +11,21 @@ public struct ServerTLS: Sendable {
     /// Variable names, for errors that say which setting is wrong (never its value).
     public let certificateVariable: String
     public let keyVariable: String
+    /// How long a closing connection waits for the peer's TLS close_notify before it is closed
+    /// anyway. swift-nio-ssl's default is 5 s, and a graceful shutdown waits that long for
+    /// every idle keep-alive connection whose client does not answer; the requests are all
+    /// answered by then, so a second is plenty.
+    public var shutdownTimeout: Duration
 
-    public init(certificateFile: String, keyFile: String, certificateVariable: String, keyVariable: String) {
+    public init(
+        certificateFile: String, keyFile: String, certificateVariable: String, keyVariable: String,
+        shutdownTimeout: Duration = .seconds(1)
+    ) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         self.certificateVariable = certificateVariable
         self.keyVariable = keyVariable
+        self.shutdownTimeout = shutdownTimeout
     }
 
     /// TLS 1.2 or later with the certificate chain and key, checked to belong together.
@@ -40,6 +50,7 @@ public struct ServerTLS: Sendable {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         configuration.minimumTLSVersion = .tlsv12
+        configuration.shutdownTimeout = TimeAmount(shutdownTimeout)
         do {
             // BoringSSL refuses a key that does not match the leaf certificate here.
             _ = try NIOSSLContext(configuration: configuration)

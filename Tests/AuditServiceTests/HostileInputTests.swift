@@ -149,7 +149,8 @@ import Testing
 
     @Test("a failure that does not depend on the message is retried, shown in /ready and metrics, and bounded by the retry budget")
     func transientFailuresAreRetriedVisiblyAndBounded() async throws {
-        try await AuditTestBed.with { bed in
+        // The production budget (10 attempts) with backoff capped at 500 ms instead of 5 s: ~4 s of retrying.
+        try await AuditTestBed.with({ $0.kafka.handlingRetry.maximumDelay = .milliseconds(500) }) { bed in
             // Consuming (the group joined) before the fault.
             try await bed.publish(TestFamily().accessEvent(.familyMemberCreated))
             try await bed.eventually("the first entry") { try await bed.count("SELECT count(*) FROM audit_log") == 1 }

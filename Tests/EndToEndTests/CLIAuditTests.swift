@@ -17,16 +17,21 @@ extension CLITests {
                     revoked.firstMatch(of: /\(event ([0-9a-f-]{36})\)/).map { String($0.output.1) }, "\(revoked)")
 
                 // The audit service consumes the events asynchronously, from two topics (access_events
-                // and revocation_events) in no common order: wait for all three entries, not the first.
-                let expected = ["family member created", "access granted for Adult B", "access revoked for Adult B"]
-                let log = try await CLITestBed.eventually("all three entries in the access log") { () -> String? in
+                // and revocation_events) in no common order: wait for every entry, not the first.
+                // No device is expected (both profiles are interactive), so the revocation completes at once.
+                let expected = [
+                    "family member created", "access granted for Adult B", "access revoked for Adult B",
+                    "revocation completed for Adult B",
+                ]
+                let log = try await CLITestBed.eventually("all four entries in the access log") { () -> String? in
                     let output = try await adultA.run(["access-log", emma])
                     guard output.status == 0 else { return nil }
                     return expected.allSatisfy(output.stdout.contains) ? output.stdout : nil
                 }
                 let lines = log.split(separator: "\n").map(String.init)
                 // The chain's order is the order the audit service consumed its topics in, so only presence is checked.
-                #expect(lines.count == 3, "\(log)")
+                #expect(lines.count == 4, "\(log)")
+                #expect(lines.contains { $0.contains("revocation completed for Adult B (by Adult A), 0 devices") }, "\(log)")
                 #expect(lines.contains { $0.hasSuffix("family member created (by Adult A)") }, "\(log)")
                 #expect(lines.contains { $0.hasSuffix("access granted for Adult B (by Adult A)") }, "\(log)")
                 let revocation = try #require(lines.firstIndex { $0.contains("access revoked for Adult B (by Adult A)") }, "\(log)")
@@ -43,17 +48,17 @@ extension CLITests {
                 try await adultB.run(["access-log", emma, "--verify"]).expectOneLineError("403")
                 try await adultA.run(["access-log", "emma"]).expectUsageError()
 
-                // Per-device state: A's device rotates, B's device erases; no agent runs, so both wait.
+                // Both users have only CLI profiles: interactive devices keep nothing to rotate or
+                // erase, so no device is expected and the revocation is complete at once.
                 let status = try await CLITestBed.eventually("the revocation's status") { () -> String? in
                     let output = try await adultA.run(["revocation", eventID])
                     return output.status == 0 ? output.stdout : nil
                 }
                 #expect(status.contains("family member \(emma) → FMK v2, 2 records"), "\(status)")
-                #expect(status.contains("deadline"), "\(status)")
-                let devices = status.split(separator: "\n").filter { $0.hasPrefix("  ") }
-                #expect(devices.count == 2, "\(status)")
-                #expect(devices.contains { $0.contains(adultA.deviceID) && $0.contains("fmk_rotation") }, "\(status)")
-                #expect(devices.contains { $0.contains(adultB.deviceID) && $0.contains("secure_deletion") }, "\(status)")
+                #expect(status.contains("complete") && !status.contains("deadline"), "\(status)")
+                #expect(status.split(separator: "\n").filter { $0.hasPrefix("  ") }.isEmpty, "\(status)")
+                let listed = try await adultB.ok(["device", "list"])
+                #expect(listed.contains(adultB.deviceID) && listed.contains("interactive"), "\(listed)")
 
                 try await adultA.run(["revocation", UUID().uuidString.lowercased()]).expectOneLineError("404")
                 try await adultA.run(["revocation"]).expectUsageError()

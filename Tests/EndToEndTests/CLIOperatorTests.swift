@@ -12,6 +12,10 @@ extension CLITests {
                 let emma = try await adultA.ok(["family-member", "create"]).trimmed
                 try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                // The CLI profiles are interactive devices, which no revocation commands; each user
+                // also has a device for an agent (provisioned, as a user does, with rescind-agent).
+                let laptopA = try await CLITests.Devices.secondDevice(of: adultA, name: "Adult A's laptop", bed: bed)
+                let laptopB = try await CLITests.Devices.secondDevice(of: adultB, name: "Adult B's laptop", bed: bed)
                 try await adultA.ok(["revoke", emma, "--user", adultB.userID])
                 let kafka = [
                     "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.cluster.bootstrapServers,
@@ -20,7 +24,7 @@ extension CLITests {
                 let key = Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString()
                 let short = { (id: String) in String(id.prefix(8)) }
 
-                // One command per device: A's device rotates, B's erases; signatures check out.
+                // One command per agent device: A's laptop rotates, B's erases; signatures check out.
                 let commands = try await RescindProcess.run(
                     ["tail", "device_commands", "--from-beginning", "--limit", "2", "--verify-key", key], environment: kafka,
                     timeout: .seconds(60))
@@ -28,8 +32,8 @@ extension CLITests {
                 let lines = commands.stdout.split(separator: "\n")
                 #expect(lines.count == 2, "\(commands)")
                 #expect(lines.allSatisfy { $0.contains("✓ grant-service: ") && $0.contains("device_commands[") }, "\(commands)")
-                #expect(lines.contains { $0.contains("fmk_rotation → device \(short(adultA.deviceID)) for \(short(emma)) v2") }, "\(commands)")
-                #expect(lines.contains { $0.contains("secure_deletion → device \(short(adultB.deviceID)) for \(short(emma)) v2") }, "\(commands)")
+                #expect(lines.contains { $0.contains("fmk_rotation → device \(short(laptopA.deviceID)) for \(short(emma)) v2") }, "\(commands)")
+                #expect(lines.contains { $0.contains("secure_deletion → device \(short(laptopB.deviceID)) for \(short(emma)) v2") }, "\(commands)")
 
                 let events = try await RescindProcess.run(
                     ["tail", "revocation_events", "--from-beginning", "--limit", "1"], environment: kafka, timeout: .seconds(60))

@@ -76,11 +76,19 @@ import Testing
             let adultB = try await service.user("Adult B")
             let adultC = try await service.user("Adult C")
             let adultCiPad = try await adultC.addDevice(name: "Adult C's iPad")
+            // Interactive devices (the CLI) keep nothing to rotate or erase: never expected.
+            let adultACLI = try await adultA.addDevice(name: "Adult A's rescind CLI", role: .interactive)
+            let adultCCLI = try await adultC.addDevice(name: "Adult C's rescind CLI", role: .interactive)
+            let roles = Dictionary(uniqueKeysWithValues: try await adultC.client.devices().map { ($0.deviceID, $0.role) })
+            #expect(roles == [adultC.deviceID: .agent, adultCiPad.deviceID: .agent, adultCCLI.deviceID: .interactive])
             let (emma, fmk) = try await adultA.createFamilyMember()
             _ = try await adultA.putRecord(emma, plaintext: Array("x".utf8), fmk: fmk, version: 1)
             try await adultA.grant(emma, to: adultB.keys.userID)
             try await adultA.grant(emma, to: adultC.keys.userID)
             let committed = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
+            // The revoked user's interactive device is refused at once, like every other device of theirs.
+            await #expect(throws: GrantServiceError.self) { _ = try await adultCCLI.currentFMK(emma) }
+            _ = try await adultACLI.currentFMK(emma)
 
             let events = try await service.messages(.revocationEvents, count: 1)
             let event = try SignedMessage<RevocationEvent>.verified(

@@ -14,11 +14,12 @@ public struct TestTLS: Sendable {
     public let keyFile: String
 
     /// What a service is given to serve HTTPS, under the names of `service`'s variables
-    /// (`GRANT` or `AUDIT`).
+    /// (`GRANT` or `AUDIT`). A stopping test service waits 100 ms for its idle clients' TLS
+    /// close_notify (each test stops one or two services; a second each adds up).
     public func server(_ service: String) -> ServerTLS {
         ServerTLS(
             certificateFile: certificateFile, keyFile: keyFile, certificateVariable: "RESCIND_\(service)_TLS_CERT_FILE",
-            keyVariable: "RESCIND_\(service)_TLS_KEY_FILE")
+            keyVariable: "RESCIND_\(service)_TLS_KEY_FILE", shutdownTimeout: .milliseconds(100))
     }
 
     /// A client that trusts this CA only and refuses plain HTTP.

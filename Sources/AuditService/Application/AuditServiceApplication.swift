@@ -107,7 +107,7 @@ public enum AuditServiceApplication {
                     bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service",
                     groupID: kafka.consumerGroup, autoOffsetReset: .earliest, sessionTimeout: kafka.sessionTimeout,
                     heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
-                topics: topics.inputs, handler: handler, health: health, logger: logger))
+                topics: topics.inputs, handler: handler, retry: kafka.handlingRetry, health: health, logger: logger))
         return app
     }
 

@@ -48,6 +48,19 @@ public struct AuditServiceConfiguration: Sendable {
         public var consumerProperties: [String: String] = [:]
         /// Raw librdkafka properties of the notification producer; TLS and SASL as the consumer's.
         public var producerProperties: [String: String] = [:]
+        /// How a message whose handling failed transiently is retried.
+        public var handlingRetry = HandlingRetry()
+    }
+
+    /// Retries of one input message whose handling failed for a reason outside the message
+    /// (storage unavailable): backoff doubling from `firstDelay` up to `maximumDelay`, and after
+    /// `budget` attempts while the database answers, the message is quarantined as
+    /// `retries_exhausted` (the backstop for a misclassified failure).
+    public struct HandlingRetry: Sendable {
+        public var budget = 10
+        public var firstDelay: Duration = .milliseconds(100)
+        public var maximumDelay: Duration = .seconds(5)
+        public init() {}
     }
 
     /// How the grant service's message-signing key is obtained.

@@ -16,6 +16,7 @@ struct InboundConsumer: Service {
     let configuration: KafkaConsumerConfiguration
     let topics: [String]
     let handler: InboundMessageHandler
+    let retry: AuditServiceConfiguration.HandlingRetry
     let health: ConsumerHealth
     let logger: Logger
 
@@ -61,11 +62,11 @@ struct InboundConsumer: Service {
 
     /// Retries a transient failure with backoff (shown in `/ready` and `/metrics`); quarantines
     /// a message whose failure depends on its content, or that keeps failing while the
-    /// database answers (`retryBudget` attempts: the backstop for a misclassified error).
+    /// database answers (`retry.budget` attempts: the backstop for a misclassified error).
     /// - Returns: `true` once handled or quarantined; `false` if shutdown or cancellation came first.
     private func handleUntilDone(_ message: KafkaMessage, phase: Phase) async -> Bool {
         handler.received(message)
-        var delay = Duration.milliseconds(100)
+        var delay = retry.firstDelay
         var attempts = 0
         while !Task.isCancelled {
             let failure: HandlingFailure
@@ -92,7 +93,7 @@ struct InboundConsumer: Service {
             case .transient:
                 _ = health.failed()
                 handler.metrics.retrying(true)
-                if attempts >= Self.retryBudget, await handler.databaseAnswers() {
+                if attempts >= retry.budget, await handler.databaseAnswers() {
                     quarantineReason = "retries_exhausted"
                 }
             }
@@ -112,11 +113,8 @@ struct InboundConsumer: Service {
             }
             if phase.isStopping { return false }
             try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+            delay = min(delay * 2, retry.maximumDelay)
         }
         return false
     }
-
-    /// Attempts on one message before a failure classified transient is treated as the message's own.
-    static let retryBudget = 10
 }

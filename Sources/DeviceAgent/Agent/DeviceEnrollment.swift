@@ -18,14 +18,16 @@ public enum DeviceEnrollment {
     /// Registers a new user whose first device is this one.
     @discardableResult
     public static func registerNewUser(
-        displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, configuration: AgentConfiguration
+        displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
+        configuration: AgentConfiguration
     ) async throws -> (userID: UUID, deviceID: UUID) {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
         let deviceKey = Ed25519.PrivateKey()
         let session = try await GrantServiceCall.run {
             try await UserSession.register(
-                keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceKey: deviceKey,
+                keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceRole: role,
+                deviceKey: deviceKey,
                 baseURL: configuration.grantServiceURL, tls: configuration.tls)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)

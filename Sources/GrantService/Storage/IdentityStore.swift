@@ -50,8 +50,10 @@ struct IdentityStore: Sendable {
     private func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
         try await connection.execute(
             """
-            INSERT INTO devices (device_id, user_id, name, kind, signing_public_key)
-            VALUES (\(request.deviceID), \(userID), \(request.name), \(request.kind?.rawValue), \(request.signingPublicKey))
+            INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key)
+            VALUES (
+                \(request.deviceID), \(userID), \(request.name), \(request.kind?.rawValue),
+                \((request.role ?? .agent).rawValue), \(request.signingPublicKey))
             """)
     }
 
@@ -138,14 +140,16 @@ struct IdentityStore: Sendable {
         }
     }
 
-    private static let deviceColumns = "device_id, user_id, name, kind, signing_public_key, registered_at, last_used_at, retired_at"
+    private static let deviceColumns =
+        "device_id, user_id, name, kind, role, signing_public_key, registered_at, last_used_at, retired_at"
 
     private static func decodeDevice(_ row: PostgresRow) throws -> DeviceResponse {
-        let (id, user, name, kind, key, registered, lastUsed, retired) = try row.decode(
-            UUID.self, UUID.self, String.self, String?.self, Data.self, Date.self, Date?.self, Date?.self)
+        let (id, user, name, kind, role, key, registered, lastUsed, retired) = try row.decode(
+            UUID.self, UUID.self, String.self, String?.self, String.self, Data.self, Date.self, Date?.self, Date?.self)
         return DeviceResponse(
-            deviceID: id, userID: user, name: name, kind: kind.flatMap(DeviceKind.init(rawValue:)), signingPublicKey: key,
-            registeredAt: registered, lastUsedAt: lastUsed, retiredAt: retired)
+            deviceID: id, userID: user, name: name, kind: kind.flatMap(DeviceKind.init(rawValue:)),
+            role: DeviceRole(rawValue: role) ?? .agent, signingPublicKey: key, registeredAt: registered, lastUsedAt: lastUsed,
+            retiredAt: retired)
     }
 
     /// Retires a device of `userID` and, in the same transaction, deletes its tokens and its

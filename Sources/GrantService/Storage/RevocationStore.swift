@@ -325,13 +325,15 @@ struct RevocationStore: Sendable {
         }
     }
 
-    /// Active devices of everyone who kept access rotate; those of the revoked user erase.
+    /// Active agent devices of everyone who kept access rotate; those of the revoked user erase.
+    /// Interactive devices (`DeviceRole`) keep no cache and read nothing after the commit:
+    /// they are not expected to answer.
     private func expectedDevices(_ staging: Staging, on connection: PostgresConnection) async throws -> [RevocationEvent.ExpectedDevice] {
         try await connection.query(
             """
             SELECT DISTINCT d.device_id, d.user_id, d.signing_public_key
             FROM devices d JOIN access_grants g ON g.grantee_user_id = d.user_id
-            WHERE g.family_member_id = \(staging.familyMemberID) AND d.retired_at IS NULL
+            WHERE g.family_member_id = \(staging.familyMemberID) AND d.retired_at IS NULL AND d.role = 'agent'
               AND (g.revoked_at IS NULL OR g.grantee_user_id = \(staging.revokedUserID))
             ORDER BY d.user_id, d.device_id
             """

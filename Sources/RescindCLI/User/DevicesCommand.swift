@@ -20,9 +20,11 @@ struct DevicesCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List your devices: id, name, kind, enrolled, last used, retired.",
+            abstract: "List your devices: id, name, kind, role, enrolled, last used, retired.",
             discussion: """
                 Times are UTC; "last used" is the device's last authenticated call, to the minute.
+                Role "agent": keeps a cache and must acknowledge every revocation touching you;
+                "interactive" (this CLI): keeps nothing, so revocations do not wait for it.
 
                 Example:
                   rescind device list
@@ -34,13 +36,13 @@ struct DevicesCommand: AsyncParsableCommand {
             let devices = try await session.client.devices()
             let rows = devices.map { device in
                 [
-                    device.deviceID.uuidString.lowercased(), device.name, device.kind?.rawValue ?? "-",
+                    device.deviceID.uuidString.lowercased(), device.name, device.kind?.rawValue ?? "-", device.role.rawValue,
                     Self.time(device.registeredAt), device.lastUsedAt.map(Self.time) ?? "never",
                     device.retiredAt.map(Self.time) ?? "-",
                     device.deviceID == session.deviceID ? "(this device)" : "",
                 ]
             }
-            let header = ["device", "name", "kind", "enrolled", "last used", "retired", ""]
+            let header = ["device", "name", "kind", "role", "enrolled", "last used", "retired", ""]
             let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
             for row in [header] + rows {
                 let cells = row.indices.map { $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }

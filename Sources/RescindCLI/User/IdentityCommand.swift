@@ -36,9 +36,10 @@ struct IdentityCommand: AsyncParsableCommand {
         var deviceKind: DeviceKind?
 
         func run() async throws {
+            // The CLI keeps no FMK or record beyond the process: revocations do not wait for it.
             let enrolled = try await DeviceEnrollment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
-                configuration: try await profile.configuration())
+                role: .interactive, configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")

@@ -5,6 +5,20 @@ public enum DeviceKind: String, Codable, Sendable, CaseIterable {
     case phone, tablet, laptop, desktop, server, other
 }
 
+/// Whether a device must answer revocations.
+///
+/// - `agent`: keeps a local cache of keys and records (the device agent, an app) and consumes
+///   `device_commands`; every revocation touching its user expects its signed ack.
+/// - `interactive`: a client that keeps no FMK or record beyond the process (the `rescind`
+///   CLI: its profile holds only the user's keys); it reads through the grant service, which
+///   refuses it at once after a revocation, so it has nothing to erase and is not expected.
+///
+/// A registration that does not say is an agent: expecting a device that never answers shows
+/// as overdue, while not expecting one that caches would hide it.
+public enum DeviceRole: String, Codable, Sendable, CaseIterable {
+    case agent, interactive
+}
+
 /// Enrols another device of the caller's user (`POST /v1/devices`).
 ///
 /// A bearer token proves only that the caller holds one of the user's devices; a thief

@@ -9,12 +9,16 @@ public struct RegisterDeviceRequest: Codable, Sendable, Equatable {
     /// Optional; shown by `rescind device list`. Absent from the JSON when nil, so that
     /// signatures made before the field existed still verify.
     public var kind: DeviceKind?
+    /// Whether revocations wait for this device's ack; absent means `agent` (and from the
+    /// JSON when nil, like `kind`, so earlier signatures still verify).
+    public var role: DeviceRole?
     public var signingPublicKey: Data
 
-    public init(deviceID: UUID, name: String, kind: DeviceKind? = nil, signingPublicKey: Data) {
+    public init(deviceID: UUID, name: String, kind: DeviceKind? = nil, role: DeviceRole? = nil, signingPublicKey: Data) {
         self.deviceID = deviceID
         self.name = name
         self.kind = kind
+        self.role = role
         self.signingPublicKey = signingPublicKey
     }
 
@@ -22,6 +26,7 @@ public struct RegisterDeviceRequest: Codable, Sendable, Equatable {
         case deviceID = "device_id"
         case name
         case kind
+        case role
         case signingPublicKey = "signing_public_key"
     }
 }
@@ -86,6 +91,8 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
     public var userID: UUID
     public var name: String
     public var kind: DeviceKind?
+    /// Whether revocations wait for this device's ack (`DeviceRole`).
+    public var role: DeviceRole
     public var signingPublicKey: Data
     public var registeredAt: Date
     /// The device's last authenticated call, to the minute; nil if it never made one.
@@ -93,13 +100,14 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
     public var retiredAt: Date?
 
     public init(
-        deviceID: UUID, userID: UUID, name: String, kind: DeviceKind? = nil, signingPublicKey: Data, registeredAt: Date,
-        lastUsedAt: Date? = nil, retiredAt: Date? = nil
+        deviceID: UUID, userID: UUID, name: String, kind: DeviceKind? = nil, role: DeviceRole = .agent, signingPublicKey: Data,
+        registeredAt: Date, lastUsedAt: Date? = nil, retiredAt: Date? = nil
     ) {
         self.deviceID = deviceID
         self.userID = userID
         self.name = name
         self.kind = kind
+        self.role = role
         self.signingPublicKey = signingPublicKey
         self.registeredAt = registeredAt
         self.lastUsedAt = lastUsedAt
@@ -111,6 +119,7 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         case userID = "user_id"
         case name
         case kind
+        case role
         case signingPublicKey = "signing_public_key"
         case registeredAt = "registered_at"
         case lastUsedAt = "last_used_at"
