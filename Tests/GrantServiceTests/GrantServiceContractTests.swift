@@ -32,6 +32,7 @@ import Testing
         #expect(contract.problems == [], "answers that differ from openapi.yaml")
         #expect(contract.coverageGaps() == [], "operations not exercised both ways")
         #expect(contract.answers > 250)
+        #expect(contract.requestsChecked >= 20, "the client's accepted requests were checked against the request schemas")
     }
 
     static func driveValidFlows(through url: URL, contract: OpenAPIContract, service: URL) async throws {

@@ -13,6 +13,7 @@ public final class OpenAPIContract: Sendable {
         var problems: [String] = []
         var seen: [OpenAPIDocument.Operation: Set<Int>] = [:]
         var answers = 0
+        var requestsChecked = 0
     }
 
     public init(document: OpenAPIDocument) {
@@ -36,6 +37,20 @@ public final class OpenAPIContract: Sendable {
             $0.seen[operation, default: []].insert(status)
         }
     }
+
+    /// Checks the body of a request the service accepted against the documented request schema
+    /// (the recording proxy does this for every request the real clients send).
+    public func recordAcceptedRequest(method: String, path: String, contentType: String?, body: Data) {
+        guard let operation = document.operation(method: method, path: path) else { return }
+        let problems = document.requestProblems(of: operation, contentType: contentType, body: body)
+        state.withLock {
+            $0.problems += problems.map { "\($0) (\(method) \(path))" }
+            $0.requestsChecked += 1
+        }
+    }
+
+    /// Requests whose body was checked against the document.
+    public var requestsChecked: Int { state.withLock { $0.requestsChecked } }
 
     /// Sends a request with `TestHTTP` and checks the answer.
     @discardableResult

@@ -86,6 +86,24 @@ public struct OpenAPIDocument: @unchecked Sendable {
         return Set(((responses?["responses"] as? [String: Any]) ?? [:]).keys.compactMap { Int($0) })
     }
 
+    /// What is wrong with a request body the service accepted (a 2xx answer): a content type the
+    /// operation does not document, or a JSON body that does not conform to its request schema.
+    public func requestProblems(of operation: Operation, contentType: String?, body: Data) -> [String] {
+        let item = (paths[operation.path] as? [String: Any])?[operation.method.lowercased()] as? [String: Any]
+        guard let requestBody = resolved(item?["requestBody"]), let content = requestBody["content"] as? [String: Any] else {
+            return body.isEmpty ? [] : ["\(operation): a request body where none is documented"]
+        }
+        let mediaType = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard let media = content[mediaType] as? [String: Any] else {
+            return ["\(operation) request: content type \(contentType ?? "none") is not one of \(content.keys.sorted())"]
+        }
+        guard mediaType == "application/json", let schema = media["schema"] as? [String: Any] else { return [] }
+        guard let value = try? JSONSerialization.jsonObject(with: body, options: .fragmentsAllowed) else {
+            return ["\(operation) request: the body is not JSON"]
+        }
+        return JSONSchemaValidator(schema: schema, root: root).problems(value: value).map { "\(operation) request: \($0)" }
+    }
+
     /// What is wrong with an answer to `operation`: an undocumented status, a content type the
     /// status does not document, or a JSON body that does not conform to its schema.
     public func problems(of operation: Operation, status: Int, contentType: String?, body: Data) -> [String] {

@@ -33,6 +33,11 @@ public final class RecordingProxy: Sendable {
             contract.record(
                 method: request.method.rawValue, path: path, status: answer.status, contentType: answer.contentType,
                 body: answer.body)
+            if (200..<300).contains(answer.status), request.method != .get {
+                contract.recordAcceptedRequest(
+                    method: request.method.rawValue, path: path, contentType: request.headers[.contentType],
+                    body: Data(buffer: body))
+            }
             var fields = HTTPFields()
             if let type = answer.contentType { fields[.contentType] = type }
             return Response(
