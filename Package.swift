@@ -34,6 +34,7 @@ let package = Package(
         .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
         .executable(name: "rescind-bench", targets: ["RescindBench"]),
         .executable(name: "rescind-hostile", targets: ["RescindHostile"]),
+        .executable(name: "rescind-fuzz", targets: ["RescindFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -193,7 +194,7 @@ let package = Package(
                 // Only for the handler that disconnects stalled stream readers.
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            resources: [.copy("Resources/monitor.html"), .copy("Resources/monitor.js")]
+            resources: [.copy("Resources/monitor.html"), .copy("Resources/monitor.js"), .copy("Resources/openapi.yaml")]
         ),
 
         // Runs on devices: must never depend on CLibPQ/RescindPostgres or the HTTP server stack.
@@ -295,6 +296,10 @@ let package = Package(
             ]
         ),
 
+        // libFuzzer targets for the binary record bodies and the signed envelope (RELIABILITY.md):
+        // scripts/fuzz.sh builds it with -sanitize=fuzzer in .build-fuzz; a normal build replays inputs.
+        .executableTarget(name: "RescindFuzz", dependencies: ["RescindProtocol"]),
+
         // MARK: Tests
 
         // Real services for integration tests: a grant service on its own schema and
@@ -305,6 +310,9 @@ let package = Package(
                 "AuditService", "GrantService", "RescindClient", "RescindCrypto", "RescindDevKit", "RescindKafka",
                 "RescindPostgres", "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The recording proxy of the OpenAPI contract tests, and the documents' YAML.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -321,6 +329,8 @@ let package = Package(
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
+        // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.
+        .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
         .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(

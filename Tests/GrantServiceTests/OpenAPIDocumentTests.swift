@@ -9,29 +9,9 @@ import Testing
 
 /// The hand-written OpenAPI document and the router must describe the same API.
 @Suite struct OpenAPIDocumentTests {
-    /// `METHOD /path/{param}` for every operation under `paths:` of the document.
-    ///
-    /// A minimal line-based reading of the document's own layout (two-space path keys,
-    /// four-space method keys), which is all this check needs.
+    /// `METHOD /path/{param}` for every operation under `paths:` of the document (read with Yams).
     static func documentedOperations() throws -> Set<String> {
-        let url = GrantServiceHarness.repositoryRoot.appendingPathComponent("Sources/GrantService/Resources/openapi.yaml")
-        let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
-        var operations: Set<String> = []
-        var inPaths = false
-        var path: String?
-        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
-            if !line.hasPrefix(" ") && !line.isEmpty {
-                inPaths = line == "paths:"
-                path = nil
-            } else if inPaths, line.hasPrefix("  /"), !line.hasPrefix("   "), line.hasSuffix(":") {
-                path = String(line.dropFirst(2).dropLast())
-            } else if inPaths, let path, line.hasPrefix("    "), !line.hasPrefix("     "),
-                let key = line.dropFirst(4).split(separator: ":").first, methods.contains(String(key))
-            {
-                operations.insert("\(key.uppercased()) \(path)")
-            }
-        }
-        return operations
+        Set(try OpenAPIDocument.load(GrantServiceContractTests.documentPath).operations.map(\.description))
     }
 
     /// `METHOD /path/{param}` for every route the service registers.

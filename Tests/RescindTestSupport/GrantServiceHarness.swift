@@ -138,4 +138,5 @@ public struct GrantServiceHarness: Sendable {
 public enum HarnessError: Error {
     case serverDidNotStart
     case timedOut(String)
+    case unexpected(String)
 }

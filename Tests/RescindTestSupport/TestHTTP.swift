@@ -42,6 +42,25 @@ public enum TestHTTP {
             headers: response.headers.map { ($0.name, $0.value) })
     }
 
+    /// The status, headers and first chunk of a `GET` whose body may never end (server-sent
+    /// events); the connection is dropped after the first chunk.
+    public static func head(
+        ofStream url: URL, headers: [(String, String)] = [], tls: ClientTLS? = nil, timeout: Duration = .seconds(20)
+    ) async throws -> Answer {
+        let policy: ClientTLS
+        if let tls { policy = tls } else { policy = try await defaultPolicy(for: url) }
+        try policy.check(url)
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.tlsConfiguration = try policy.configuration()
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+        var iterator = response.body.makeAsyncIterator()
+        let first = try await iterator.next()
+        return Answer(
+            status: Int(response.status.code), body: first.map { Data(buffer: $0) } ?? Data(),
+            headers: response.headers.map { ($0.name, $0.value) })
+    }
+
     /// Streams the body of a `GET` as it arrives (server-sent events), until the server closes
     /// it or the task is cancelled.
     public static func stream(

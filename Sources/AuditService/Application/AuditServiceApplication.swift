@@ -71,18 +71,9 @@ public enum AuditServiceApplication {
         }
 
         let health = ConsumerHealth()
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ErrorMiddleware())
-        OperationsController(pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey).addRoutes(to: router)
-        AccessLogController(
-            pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
-            verifier: AuditChainVerifier(publicKey: signingKey.publicKey)
-        ).addRoutes(to: router)
-        MonitoringController(pool: pool, authorization: monitoring).addRoutes(to: router)
-        EventStreamController(
-            hub: hub, authorization: monitoring,
-            slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool
-        ).addRoutes(to: router)
+        let router = buildRouter(
+            configuration: configuration, pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey,
+            grantService: grantService, monitoring: monitoring, hub: hub)
 
         let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
         var app = Application(
@@ -118,5 +109,26 @@ public enum AuditServiceApplication {
                     heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
                 topics: topics.inputs, handler: handler, retry: kafka.handlingRetry, health: health, logger: logger))
         return app
+    }
+
+    /// Every HTTP route of the service (tests enumerate them against `openapi.yaml`).
+    static func buildRouter(
+        configuration: AuditServiceConfiguration, pool: PostgresConnectionPool, metrics: AuditMetrics,
+        health: ConsumerHealth, serviceKey: Ed25519.PublicKey, grantService: GrantServiceLink?,
+        monitoring: MonitoringAuthorization, hub: EventStreamHub
+    ) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        OperationsController(pool: pool, metrics: metrics, health: health, serviceKey: serviceKey).addRoutes(to: router)
+        AccessLogController(
+            pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
+            verifier: AuditChainVerifier(publicKey: serviceKey)
+        ).addRoutes(to: router)
+        MonitoringController(pool: pool, authorization: monitoring).addRoutes(to: router)
+        EventStreamController(
+            hub: hub, authorization: monitoring,
+            slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool
+        ).addRoutes(to: router)
+        return router
     }
 }

@@ -37,5 +37,18 @@ struct OperationsController {
         router.get("v1/service-key") { _, _ in
             try Response.json(ServiceKeyResponse(signingPublicKey: Data(serviceKey.rawRepresentation)))
         }
+        router.get("v1/openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
+        }
     }
+
+    /// The hand-written OpenAPI document, bundled with the module.
+    static let openAPIDocument: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+            let data = try? Data(contentsOf: url)
+        else { return Array("openapi document missing from the bundle\n".utf8) }
+        return [UInt8](data)
+    }()
 }

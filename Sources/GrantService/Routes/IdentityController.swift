@@ -40,6 +40,11 @@ struct IdentityController {
     /// A fresh single-use challenge for enrolling another device of the caller's user.
     @Sendable func enrolmentChallenge(_ request: Request, context: GrantRequestContext) async throws -> ChallengeResponse {
         let caller = try context.requireIdentity()
+        // Nothing to read, but a body that is not the documented (empty) object is refused, not ignored.
+        let body = try await request.collectBody(context: context)
+        if body.readableBytes > 0, !((try? JSONSerialization.jsonObject(with: Data(buffer: body))) is [String: Any]) {
+            throw APIError.badRequest("the body must be empty or a JSON object")
+        }
         return try await identities.createEnrolmentChallenge(
             userID: caller.userID, deviceID: caller.deviceID, nonce: Data(SecureRandom.bytes(count: 32)),
             lifetime: lifetimes.challenge)

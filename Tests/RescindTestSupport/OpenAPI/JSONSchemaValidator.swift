@@ -1,42 +1,76 @@
 import Foundation
 
-/// Checks JSON against the subset of JSON Schema (2020-12) the repository's
-/// `schemas/` use: type, const, enum, required, properties, additionalProperties,
-/// propertyNames, items, minimum, maximum, minLength, maxLength (in code points), maxItems,
-/// maxProperties, pattern, format (uuid, date-time, byte), allOf and if/then.
-/// Anything else in a schema is reported, so the subset cannot silently shrink.
-struct JSONSchemaValidator {
-    let schema: [String: Any]
+/// Checks JSON against the subset of JSON Schema (2020-12) that the repository's `schemas/`
+/// and the services' OpenAPI documents use: type (one or a list), const, enum, required,
+/// properties, additionalProperties, propertyNames, items, minimum, maximum, minLength,
+/// maxLength (in code points), maxItems, maxProperties, pattern, format (uuid, date-time,
+/// byte), contentEncoding (base64), allOf, oneOf, if/then and local `$ref`s
+/// (`#/components/schemas/…`, resolved in `root`). Anything else in a schema is reported,
+/// so the subset cannot silently shrink.
+public struct JSONSchemaValidator: @unchecked Sendable {
+    // @unchecked: the schema is an immutable tree of JSONSerialization/Yams values, only read.
+    public let schema: [String: Any]
+    /// The document `$ref`s point into (the schema itself for a standalone schema file).
+    let root: [String: Any]
 
-    static func load(_ name: String) throws -> JSONSchemaValidator {
-        let url = repositoryRoot.appendingPathComponent("schemas/\(name).schema.json")
+    public init(schema: [String: Any], root: [String: Any]? = nil) {
+        self.schema = schema
+        self.root = root ?? schema
+    }
+
+    /// One of the repository's message schemas, `schemas/<name>.schema.json`.
+    public static func load(_ name: String) throws -> JSONSchemaValidator {
+        let url = GrantServiceHarness.repositoryRoot.appendingPathComponent("schemas/\(name).schema.json")
         return JSONSchemaValidator(schema: try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any])
     }
 
-    static var repositoryRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+    /// Problems found, as `path: problem`; empty when `data` conforms.
+    public func problems(_ data: Data) throws -> [String] {
+        problems(value: try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed))
     }
 
-    /// Problems found, as `path: problem`; empty when `data` conforms.
-    func problems(_ data: Data) throws -> [String] {
+    /// Problems of an already parsed JSON value.
+    public func problems(value: Any) -> [String] {
         var problems: [String] = []
-        check(try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed), against: schema, at: "$", into: &problems)
+        check(value, against: schema, at: "$", into: &problems)
         return problems
     }
 
     private static let understood: Set<String> = [
-        "$schema", "$id", "title", "description", "type", "const", "enum", "required", "properties",
-        "additionalProperties", "items", "minimum", "pattern", "format", "allOf", "if", "then",
+        "$schema", "$id", "$ref", "title", "description", "type", "const", "enum", "required", "properties",
+        "additionalProperties", "items", "minimum", "pattern", "format", "allOf", "oneOf", "if", "then",
         "maximum", "minLength", "maxLength", "maxItems", "maxProperties", "propertyNames",
+        // Annotations only.
+        "examples", "default", "contentEncoding", "contentMediaType", "summary",
     ]
+
+    private func resolve(_ reference: String) -> [String: Any]? {
+        guard reference.hasPrefix("#/") else { return nil }
+        var node: Any = root
+        for part in reference.dropFirst(2).split(separator: "/") {
+            guard let object = node as? [String: Any], let next = object[String(part)] else { return nil }
+            node = next
+        }
+        return node as? [String: Any]
+    }
 
     private func check(_ value: Any, against schema: [String: Any], at path: String, into problems: inout [String]) {
         for keyword in schema.keys where !Self.understood.contains(keyword) {
             problems.append("\(path): schema keyword \(keyword) is not supported by this validator")
         }
+        if let reference = schema["$ref"] as? String {
+            guard let target = resolve(reference) else {
+                problems.append("\(path): unresolvable $ref \(reference)")
+                return
+            }
+            check(value, against: target, at: path, into: &problems)
+        }
         if let type = schema["type"] as? String, !Self.value(value, is: type) {
             problems.append("\(path): expected \(type)")
+            return
+        }
+        if let types = schema["type"] as? [String], !types.contains(where: { Self.value(value, is: $0) }) {
+            problems.append("\(path): expected one of \(types)")
             return
         }
         if let constant = schema["const"], !Self.equal(value, constant) { problems.append("\(path): expected \(constant)") }
@@ -45,10 +79,10 @@ struct JSONSchemaValidator {
         }
         // Through NSNumber: a large integer (2^63 - 1) does not bridge to Double with `as?`.
         let number = value is String ? nil : (value as? NSNumber)?.doubleValue
-        if let minimum = schema["minimum"] as? Double, let number, number < minimum {
+        if let minimum = Self.double(schema["minimum"]), let number, number < minimum {
             problems.append("\(path): below \(minimum)")
         }
-        if let maximum = schema["maximum"] as? Double, let number, number > maximum {
+        if let maximum = Self.double(schema["maximum"]), let number, number > maximum {
             problems.append("\(path): above \(maximum)")
         }
         if let text = value as? String {
@@ -61,6 +95,9 @@ struct JSONSchemaValidator {
             if let format = schema["format"] as? String, !Self.string(text, hasFormat: format) {
                 problems.append("\(path): not a \(format)")
             }
+            if schema["contentEncoding"] as? String == "base64", Data(base64Encoded: text) == nil {
+                problems.append("\(path): not base64")
+            }
         }
         if let object = value as? [String: Any] {
             for name in schema["required"] as? [String] ?? [] where object[name] == nil {
@@ -72,9 +109,9 @@ struct JSONSchemaValidator {
             if let names = schema["propertyNames"] as? [String: Any] {
                 for name in object.keys { check(name, against: names, at: "\(path).\(name) (name)", into: &problems) }
             }
-            let properties = schema["properties"] as? [String: [String: Any]] ?? [:]
+            let properties = schema["properties"] as? [String: Any] ?? [:]
             for (name, member) in object {
-                if let property = properties[name] {
+                if let property = properties[name] as? [String: Any] {
                     check(member, against: property, at: "\(path).\(name)", into: &problems)
                 } else if let additional = schema["additionalProperties"] as? [String: Any] {
                     check(member, against: additional, at: "\(path).\(name)", into: &problems)
@@ -92,10 +129,28 @@ struct JSONSchemaValidator {
         for part in schema["allOf"] as? [[String: Any]] ?? [] {
             check(value, against: part, at: path, into: &problems)
         }
+        if let options = schema["oneOf"] as? [[String: Any]] {
+            let matching = options.filter { option in
+                var ignored: [String] = []
+                check(value, against: option, at: path, into: &ignored)
+                return ignored.isEmpty
+            }
+            if matching.count != 1 { problems.append("\(path): matches \(matching.count) of the oneOf schemas, not 1") }
+        }
         if let condition = schema["if"] as? [String: Any], let consequence = schema["then"] as? [String: Any] {
             var ignored: [String] = []
             check(value, against: condition, at: path, into: &ignored)
             if ignored.isEmpty { check(value, against: consequence, at: path, into: &problems) }
+        }
+    }
+
+    /// A bound as JSON or YAML gives it (Int, Double, or an NSNumber for large integers).
+    private static func double(_ value: Any?) -> Double? {
+        switch value {
+        case let value as Int: Double(value)
+        case let value as Double: value
+        case let value as NSNumber: value.doubleValue
+        default: nil
         }
     }
 
@@ -117,7 +172,8 @@ struct JSONSchemaValidator {
     }
 
     private static func equal(_ lhs: Any, _ rhs: Any) -> Bool {
-        (lhs as? NSObject)?.isEqual(rhs) ?? false
+        if let lhs = lhs as? String, let rhs = rhs as? String { return lhs == rhs }
+        return (lhs as? NSObject)?.isEqual(rhs) ?? false
     }
 
     private static func string(_ text: String, hasFormat format: String) -> Bool {

@@ -1,0 +1,94 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+import RescindTLS
+import RescindTestSupport
+import Testing
+
+/// The grant service answers as `openapi.yaml` says, request and response schemas included:
+/// the real clients' flows (registration, enrolment, family members, records, grants, a
+/// revocation begun and abandoned, one committed, a stolen-device revocation, an identity
+/// rotation, ownership transfer) run through a recording proxy that checks every answer, and
+/// every operation then gets junk: unknown and malformed ids, no or a refused credential,
+/// malformed and mistyped bodies, junk queries. An undocumented status fails the test.
+/// (`OpenAPIDocumentTests` checks that document and router list the same operations.)
+@Suite struct GrantServiceContractTests {
+    static let documentPath = "Sources/GrantService/Resources/openapi.yaml"
+
+    @Test(.timeLimit(.minutes(3)))
+    func everyAnswerConformsToTheDocument() async throws {
+        let contract = OpenAPIContract(document: try OpenAPIDocument.load(Self.documentPath))
+        try await GrantServiceHarness.with { grant in
+            let proxy = try await RecordingProxy.start(forwardingTo: grant.baseURL, contract: contract)
+            do {
+                try await Self.driveValidFlows(through: proxy.baseURL, contract: contract, service: grant.baseURL)
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+            await proxy.stop()
+        }
+        #expect(contract.problems == [], "answers that differ from openapi.yaml")
+        #expect(contract.coverageGaps() == [], "operations not exercised both ways")
+        #expect(contract.answers > 250)
+        #expect(contract.requestsChecked >= 20, "the client's accepted requests were checked against the request schemas")
+    }
+
+    static func driveValidFlows(through url: URL, contract: OpenAPIContract, service: URL) async throws {
+        let tls = ClientTLS(plainHTTP: .loopback)
+        func register(_ name: String) async throws -> UserSession {
+            try await UserSession.register(
+                keys: .generate(), displayName: name, deviceName: "\(name)'s phone", deviceKind: .phone, baseURL: url, tls: tls)
+        }
+        let adultA = try await register("Adult A"), adultB = try await register("Adult B"), adultC = try await register("Adult C")
+        let (emma, fmk) = try await adultA.createFamilyMember()
+        let record = try await adultA.putRecord(emma, plaintext: Array("blood type O+".utf8), fmk: fmk, version: 1)
+        _ = try await adultA.putRecord(emma, plaintext: Array("allergy: penicillin".utf8), fmk: fmk, version: 1)
+        _ = try await adultA.grant(emma, to: adultB.keys.userID)
+        _ = try await adultA.grant(emma, to: adultC.keys.userID)
+        _ = try await adultC.readRecords(emma)
+        let client = adultA.client
+        _ = try await client.serviceKey()
+        _ = try await client.isReady()
+        _ = try await client.me()
+        _ = try await client.devices()
+        _ = try await client.user(adultC.keys.userID)
+        _ = try await client.identityRotations(of: adultC.keys.userID)
+        _ = try await client.familyMembers()
+        _ = try await client.familyMember(emma)
+        _ = try await client.fmkVersion(emma)
+        _ = try await client.grants(emma)
+        _ = try await client.record(emma, record)
+        let token = try await client.bearerToken()
+        try await contract.send("GET", "/v1/family-members/\(emma)/records?since=0&limit=1", on: url, token: token)
+        for route in ["/health", "/metrics", "/v1/openapi.yaml"] { try await contract.send("GET", route, on: url) }
+
+        // A revocation begun and abandoned, then one committed.
+        let begun = try await client.beginRevocation(emma, BeginRevocationRequest(revokedUserID: adultC.keys.userID, reason: "test"))
+        try await client.abandonRevocation(begun.revocationID)
+        _ = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
+        try await client.deleteRecord(emma, record)
+
+        // Another device enrolled and retired.
+        let tablet = try await adultA.addDevice(name: "Adult A's tablet", kind: .tablet)
+        try await client.retireDevice(tablet.deviceID)
+
+        // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
+        _ = try await client.transferOwnership(emma, to: adultB.keys.userID)
+        try await adultB.adoptOwnership(emma)
+        _ = try await adultB.revokeEverywhere(user: adultA.keys.userID, reason: "stolen phone")
+
+        // C's identity keys rotated.
+        _ = try await adultC.registerRotation(to: .generate(userID: adultC.keys.userID), currentGeneration: 1)
+
+        // Junk queries, then junk everywhere.
+        let tokenB = try await adultB.client.bearerToken()
+        for query in ["since=-1", "since=x", "limit=0", "limit=1001", "limit=%00", "since=99999999999999999999"] {
+            try await contract.send("GET", "/v1/family-members/\(emma)/records?\(query)", on: url, token: tokenB)
+        }
+        try await contract.send(
+            "POST", "/v1/family-members", on: url, token: tokenB, body: Data(repeating: UInt8(ascii: "["), count: 2 << 20))
+        try await contract.sendInvalidRequests(on: url, token: tokenB)
+    }
+}
