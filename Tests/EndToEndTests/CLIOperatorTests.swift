@@ -14,7 +14,7 @@ extension CLITests {
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])
                 try await adultA.ok(["revoke", emma, "--user", adultB.userID])
                 let kafka = [
-                    "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.cluster.bootstrapServers,
+                    "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.bootstrapServers,
                     "RESCIND_TOPIC_PREFIX": bed.grant.topicPrefix,
                 ]
                 let key = Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString()

@@ -70,10 +70,23 @@ public enum AuditServiceApplication {
                 "no RESCIND_AUDIT_OPERATOR_TOKEN_FILE: the monitoring API answers owners' grant-service tokens only")
         }
 
+        var topicWatch: KafkaTopicWatch?
+        if kafka.checkTopics {
+            let admin = try KafkaAdmin(
+                bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service-topics",
+                additionalProperties: kafka.producerProperties, logger: logger)
+            topicWatch = KafkaTopicWatch(admin: admin, topics: topics.inputs + [topics.name(.auditNotifications)])
+        }
+        if let reason = await topicWatch?.notReadyReason() {
+            logger.warning("not ready until the topics exist", metadata: ["reason": "\(reason)"])
+        }
+
         let health = ConsumerHealth()
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        OperationsController(pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey).addRoutes(to: router)
+        OperationsController(
+            pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey, topicWatch: topicWatch
+        ).addRoutes(to: router)
         AccessLogController(
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
             verifier: AuditChainVerifier(publicKey: signingKey.publicKey)

@@ -48,6 +48,10 @@ public struct AuditServiceConfiguration: Sendable {
         public var consumerProperties: [String: String] = [:]
         /// Raw librdkafka properties of the notification producer; TLS and SASL as the consumer's.
         public var producerProperties: [String: String] = [:]
+        /// `/ready` answers 503 until the service's four topics exist (they are provisioned by
+        /// `rescind migrate kafka`); false when `RESCIND_KAFKA_TOPICS_AUTO_CREATED=true` (a broker
+        /// that creates topics on first use, as the development broker does).
+        public var checkTopics = true
     }
 
     /// How the grant service's message-signing key is obtained.
@@ -141,6 +145,7 @@ public struct AuditServiceConfiguration: Sendable {
         database.migrationsDirectory = reader.string("RESCIND_AUDIT_MIGRATIONS_DIR", default: database.migrationsDirectory)
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
+        kafka.checkTopics = !(try reader.bool("RESCIND_KAFKA_TOPICS_AUTO_CREATED", default: !kafka.checkTopics))
         kafka.consumerGroup = reader.string("RESCIND_AUDIT_CONSUMER_GROUP", default: kafka.consumerGroup)
         kafka.sessionTimeout = .milliseconds(
             try reader.int("RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS", default: 45_000, range: 1000...3_600_000))

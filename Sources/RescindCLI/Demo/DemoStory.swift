@@ -54,10 +54,11 @@ struct DemoStory: Sendable {
         try await resetSchemas()
         let grantKey = try writeSigningKey(named: "grant-service")
         try KeysCommand.Token.write(to: operatorTokenFile.path)
-        let common = [
+        var common = [
             "RESCIND_DATABASE_URL": databaseURL, "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
             "RESCIND_TOPIC_PREFIX": topicPrefix, "RESCIND_LOG_LEVEL": "info", "PATH": "/usr/bin:/bin",
         ]
+        try await provisionTopics(into: &common)
         var processes: [String: DemoProcess] = [:]
         processes["grant"] = try DemoProcess.launch(
             name: "grant-service", executable: binaries.appendingPathComponent("rescind-grant-service"),
@@ -296,7 +297,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_SELF_HEAL_SECONDS": "10",
             "RESCIND_AGENT_LOG_LEVEL": "info",
             "PATH": "/usr/bin:/bin",
-        ]
+        ].merging(Self.libraryPath) { $1 }
         try await DeviceEnrollment.install(
             userKeys: owner.keys, deviceID: deviceID, deviceKey: deviceKey,
             configuration: try AgentConfiguration(environment: environment))
@@ -373,6 +374,35 @@ struct DemoStory: Sendable {
             return try await GrantServiceClient(baseURL: url, timeout: .seconds(5), tls: clientTLS).isReady()
         }
         guard process.isRunning else { throw CLIError("the \(name) exited; see \(process.logPath)") }
+    }
+
+    /// The demo's topics (its own prefix), provisioned as `rescind migrate kafka` does before
+    /// any service starts; on a broker that creates topics on first use
+    /// (`RESCIND_KAFKA_TOPICS_AUTO_CREATED=true`, the development broker) there is nothing to do.
+    func provisionTopics(into common: inout [String: String]) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] = kafkaBootstrapServers
+        environment["RESCIND_TOPIC_PREFIX"] = topicPrefix
+        for (name, value) in environment where name == "RESCIND_KAFKA_TOPICS_AUTO_CREATED" || name.hasPrefix("RESCIND_KAFKA_TOPIC_") {
+            common[name] = value
+        }
+        common.merge(Self.libraryPath) { $1 }
+        var logger = Logger(label: "rescind.demo.topics")
+        logger.logLevel = .error
+        guard let report = try await MigrateKafkaCommand.provision(environment: environment, verifyOnly: false, logger: logger) else {
+            timeline.log("kafka", "topics \(topicPrefix)* are created by the broker on first use")
+            return
+        }
+        guard report.isClean else {
+            throw CLIError("the demo's topics do not match the configuration: \(report.drift.map(\.description).joined(separator: "; "))")
+        }
+        timeline.log("kafka", "provisioned \(report.created.count + report.verified.count) topics \(topicPrefix)* (rescind migrate kafka)")
+    }
+
+    /// `LD_LIBRARY_PATH` when set: a librdkafka loaded at run time (newer than the system's,
+    /// for brokers such as Tansu) reaches every process the demo starts.
+    static var libraryPath: [String: String] {
+        ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ["LD_LIBRARY_PATH": $0] } ?? [:]
     }
 
     /// Each run starts from empty schemas (the services migrate them at start).
