@@ -64,8 +64,10 @@ enum RescindProcess {
         process.executableURL = executable
         process.arguments = arguments
         let ca = try await TestTLS.shared().caFile
+        // LD_LIBRARY_PATH is passed on: the Tansu pass loads a newer librdkafka in every process.
+        let library = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ["LD_LIBRARY_PATH": $0] } ?? [:]
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "RESCIND_CA_FILE": ca, "RESCIND_AGENT_CA_FILE": ca]
-            .merging(environment) { $1 }
+            .merging(library) { $1 }.merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
