@@ -12,6 +12,14 @@ extension CLITests {
             return environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"].flatMap { $0.isEmpty ? nil : $0 }
         }
 
+        @Test("on a broker that creates topics on first use there is nothing to do, and it says so")
+        func autoCreatingBroker() async throws {
+            let result = try await RescindProcess.run(
+                ["migrate", "kafka"],
+                environment: ["RESCIND_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9", "RESCIND_KAFKA_TOPICS_AUTO_CREATED": "true"])
+            #expect(result.status == 0 && result.stdout.contains("nothing to do"), "\(result)")
+        }
+
         @Test(
             "creates the topics, verifies them again, and exits 2 on drift",
             .enabled(if: MigrateKafka.adminBroker != nil, "needs a broker with an Admin API (scripts/test.sh's Tansu pass)"),

@@ -46,7 +46,13 @@ enum MigrateKafkaCommand {
         let admin = try KafkaAdmin(
             bootstrapServers: environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092",
             clientID: "rescind-migrate", additionalProperties: security, logger: logger)
-        return try await TopicProvisioning(topics: specs(settings)).run(with: admin, createMissing: !verifyOnly)
+        do {
+            return try await TopicProvisioning(topics: specs(settings)).run(with: admin, createMissing: !verifyOnly)
+        } catch let error as KafkaError where error.rdKafkaName == "_TIMED_OUT" {
+            throw CLIError(
+                "kafka: the brokers did not answer the Admin API in time (\(error.detail)); a broker without one, "
+                    + "such as the development broker, creates topics itself: set RESCIND_KAFKA_TOPICS_AUTO_CREATED=true")
+        }
     }
 
     static func run(verifyOnly: Bool) async throws {
