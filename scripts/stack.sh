@@ -11,7 +11,10 @@
 # Every command is idempotent. Components never assume this stack: they read
 # RESCIND_DATABASE_URL and RESCIND_KAFKA_BOOTSTRAP_SERVERS, which `up` writes to
 # .stack/env (source it), with RESCIND_KAFKA_FETCH_WAIT_MS=25: the development broker
-# answers a waiting fetch only when it expires (librdkafka's default wait is 500 ms).
+# answers a waiting fetch only when it expires (librdkafka's default wait is 500 ms), and
+# RESCIND_KAFKA_TOPICS_AUTO_CREATED=true: it has no Admin API and creates topics on first use.
+# `up` also starts the second broker, Tansu (scripts/tansu.sh: .stack/tansu.env, sourced
+# after .stack/env, points the same variables at it, with a newer librdkafka).
 # `up` also makes a CA and a certificate for 127.0.0.1/localhost under .stack/tls
 # (scripts/make-dev-ca.sh): PostgreSQL serves TLS with it (the URL in .stack/env asks for
 # sslmode=verify-full), and .stack/env hands it to the services (HTTPS) and their clients.
@@ -198,6 +201,7 @@ write_env() {
 export RESCIND_DATABASE_URL='postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DATABASE?sslmode=verify-full&sslrootcert=$TLS_DIR/ca.pem'
 export RESCIND_KAFKA_BOOTSTRAP_SERVERS=$(cat "$STACK_DIR/kafka.bootstrap")
 export RESCIND_KAFKA_FETCH_WAIT_MS=25
+export RESCIND_KAFKA_TOPICS_AUTO_CREATED=true
 export RESCIND_CA_FILE=$TLS_DIR/ca.pem
 export RESCIND_AGENT_CA_FILE=$TLS_DIR/ca.pem
 export RESCIND_GRANT_TLS_CERT_FILE=$TLS_DIR/server.pem
@@ -215,11 +219,14 @@ up() {
     pg_up
     broker_up
     write_env
+    bash "$ROOT/scripts/tansu.sh" up
     say "stack is up; source $STACK_DIR/env for its addresses:"
     sed 's/^/    /' "$STACK_DIR/env" >&2
+    say "and $STACK_DIR/tansu.env after it for the second broker (Tansu, topics provisioned by rescind-admin migrate kafka)"
 }
 
 down() {
+    bash "$ROOT/scripts/tansu.sh" down
     broker_down
     pg_down
     rm -f "$STACK_DIR/env"
@@ -237,6 +244,7 @@ status() {
     else
         say "Kafka broker: stopped"; ok=1
     fi
+    bash "$ROOT/scripts/tansu.sh" status || true
     return $ok
 }
 

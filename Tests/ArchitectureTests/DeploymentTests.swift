@@ -58,6 +58,29 @@ import Yams
         #expect((services["postgres"] as? [String: Any])?["image"] as? String == "postgres:16")
     }
 
+    /// Issue 15: topics are provisioned like the schema, by a job the services wait for, and the
+    /// broker never creates a topic on a client's first use.
+    @Test func topicsAreProvisionedByAJobAndTheBrokerCreatesNone() throws {
+        let text = try String(contentsOf: Self.deploy.appendingPathComponent("compose.yaml"), encoding: .utf8)
+        let compose = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let services = try #require(compose["services"] as? [String: Any])
+        let kafka = try #require(services["kafka"] as? [String: Any])
+        #expect(Self.environment(of: kafka)["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false")
+        let job = try #require(services["kafka-topics"] as? [String: Any], "compose has no kafka-topics job")
+        #expect("\(job["entrypoint"] ?? "")".contains("migrate") && "\(job["entrypoint"] ?? "")".contains("kafka"))
+        #expect(Self.environment(of: job)["RESCIND_KAFKA_TOPIC_PARTITIONS"] != nil)
+        for name in ["grant-service", "audit-service"] {
+            let service = try #require(services[name] as? [String: Any])
+            let dependencies = try #require(service["depends_on"] as? [String: Any])
+            let condition = (dependencies["kafka-topics"] as? [String: Any])?["condition"] as? String
+            #expect(condition == "service_completed_successfully", "\(name) starts after the topics exist")
+        }
+        let migrateJob = try String(contentsOf: Self.deploy.appendingPathComponent("k8s/migrate-job.yaml"), encoding: .utf8)
+        #expect(migrateJob.contains("rescind-admin migrate kafka") && migrateJob.contains("rescind-common"))
+        let common = try String(contentsOf: Self.deploy.appendingPathComponent("k8s/secrets.yaml"), encoding: .utf8)
+        #expect(common.contains("RESCIND_KAFKA_TOPIC_REPLICATION_FACTOR: \"3\""))
+    }
+
     @Test func kubernetesManifestsParseAndProbeTheServices() throws {
         let manifests = Self.files(withExtensions: ["yaml"]).filter { $0.path.contains("/k8s/") }
         var kinds: [String] = []

@@ -95,7 +95,7 @@ import FoundationNetworking
                 .payload
         }
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(bootstrapServers: grant.cluster.bootstrapServers, clientID: "test-agents"),
+            configuration: KafkaProducerConfiguration(bootstrapServers: grant.bootstrapServers, clientID: "test-agents"),
             logger: AuditServiceHarness.logger)
         for command in commands {
             let ack = DeviceAck(
@@ -113,7 +113,7 @@ import FoundationNetworking
         await producer.shutdown()
 
         let notifications = try await AuditTestBed.notifications(
-            count: 1, cluster: grant.cluster, topicPrefix: grant.topicPrefix, auditKey: audit.auditKey, timeout: .seconds(30))
+            count: 1, bootstrapServers: grant.bootstrapServers, topicPrefix: grant.topicPrefix, auditKey: audit.auditKey, timeout: .seconds(30))
         #expect(notifications.first?.kind == .revocationCompleted)
         #expect(notifications.first?.eventID == committed.eventID)
         #expect(notifications.first?.devices?.count == 3)

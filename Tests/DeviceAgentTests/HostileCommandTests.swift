@@ -46,7 +46,7 @@ struct HostileCommandTests {
                 deviceKeys: [:], commandDevice: device.deviceID)
             var generator = HostileEnvelopes(seed: seed, context: context, maxStringBytes: 100_000)
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: service.cluster.bootstrapServers, clientID: "test-hostile"),
+                configuration: KafkaProducerConfiguration(bootstrapServers: service.bootstrapServers, clientID: "test-hostile"),
                 logger: AgentTestKit.logger)
             for _ in 0..<Self.samples {
                 let sample = generator.next(.deviceCommands)

@@ -99,8 +99,12 @@ struct ProcessTests {
             let revokedStatus = try await AgentStatus.read(configuration: revoked.configuration)
             #expect(revokedStatus.familyMembers.map(\.status) == ["revoked"])
             for device in [kept, revoked] {
+                // One ack per device. A kill after the broker stored the ack but before the agent
+                // marked it sent re-publishes that same signed ack at restart (at least once; the
+                // audit service dedupes by ack id): on a broker as fast as Tansu this happens.
                 let acks = try await AgentTestKit.acks(service, from: device)
-                #expect(acks.count == 1, "exactly one ack from \(device.deviceID)")
+                #expect(!acks.isEmpty && Set(acks.map(\.ackID)).count == 1, "exactly one ack from \(device.deviceID): \(acks)")
+                #expect(acks.allSatisfy { $0 == acks[0] }, "a re-sent ack is the same ack: \(acks)")
                 #expect(acks.first?.outcome == .applied)
             }
             let agent = try await kept.open()

@@ -18,7 +18,7 @@ extension CLITests {
                 let laptopB = try await CLITests.Devices.secondDevice(of: adultB, name: "Adult B's laptop", bed: bed)
                 try await adultA.ok(["revoke", emma, "--user", adultB.userID])
                 let kafka = [
-                    "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.cluster.bootstrapServers,
+                    "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.bootstrapServers,
                     "RESCIND_TOPIC_PREFIX": bed.grant.topicPrefix,
                 ]
                 let key = Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString()

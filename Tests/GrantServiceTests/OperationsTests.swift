@@ -22,6 +22,22 @@ import Testing
         }
     }
 
+    /// Issue 15: a grant service started before its topics exist is alive but not ready, says
+    /// why, and becomes ready once they are created (no restart).
+    @Test func notReadyUntilItsTopicsExist() async throws {
+        try await GrantServiceHarness.with(createTopics: false) { service in
+            let http = service.http
+            #expect(try await http.send("GET", "health").status == 200)
+            let waiting = try await http.send("GET", "ready")
+            #expect(waiting.status == 503, "\(waiting.text)")
+            #expect(waiting.text.contains("topics_missing") && waiting.text.contains("\(service.topicPrefix)device_commands"), "\(waiting.text)")
+            #expect(waiting.text.contains("rescind-admin migrate kafka"), "\(waiting.text)")
+            try await service.createTopics()
+            let ready = try await http.send("GET", "ready")
+            #expect(ready.status == 200 && ready.text == #"{"status":"ready"}"#, "\(ready.text)")
+        }
+    }
+
     @Test func metricsCountRevocations() async throws {
         try await GrantServiceHarness.with { service in
             let home = try await Household.make(service, records: 4)

@@ -54,7 +54,7 @@ public final class AuditServiceHarness: Sendable {
         configuration.database.poolSize = 4
         configuration.database.migrationsDirectory =
             GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/audit").path
-        configuration.kafka.bootstrapServers = cluster.bootstrapServers
+        configuration.kafka.bootstrapServers = ServiceUnderTest.externalKafka ?? cluster.bootstrapServers
         configuration.kafka.topicPrefix = topicPrefix ?? "a\(suffix)."
         configuration.kafka.consumerGroup = "audit-\(suffix)"
         configuration.kafka.sessionTimeout = .seconds(3)
@@ -105,7 +105,9 @@ public final class AuditServiceHarness: Sendable {
         var configuration = configuration
         if !plainHTTP && configuration.http.tls == nil { configuration.http.tls = tls.server("AUDIT") }
         if configuration.grantService.tls.caFile == nil { configuration.grantService.tls.caFile = tls.caFile }
-        try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
+        try await ServiceUnderTest.createTopics(
+            prefix: configuration.kafka.topicPrefix, partitions: partitions,
+            bootstrapServers: configuration.kafka.bootstrapServers, on: cluster)
         let serving = configuration.http.tls != nil
         let running = try await ServiceUnderTest.start(logger: logger, tls: serving) { onServerRunning in
             try await AuditServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)

@@ -18,7 +18,10 @@ public struct GrantServiceHarness: Sendable {
     public let baseURL: URL
     public let schema: String
     public let topicPrefix: String
+    /// Its own development cluster (fault injection); the service runs on `bootstrapServers`,
+    /// which is this cluster unless the suite runs on an external broker (`ServiceUnderTest.externalKafka`).
     public let cluster: DevelopmentCluster
+    public var bootstrapServers: String { configuration.kafka.bootstrapServers }
     public let database: PostgresConfiguration
     public let serviceKey: Ed25519.PublicKey
     public let configuration: GrantServiceConfiguration
@@ -35,11 +38,14 @@ public struct GrantServiceHarness: Sendable {
     }
 
     /// Runs `body` against a fresh service and always tears it down.
+    /// - Parameter createTopics: false starts the service before its topics exist (as a
+    ///   deployment that skipped `rescind-admin migrate kafka`); `createTopics()` makes them later.
     public static func with<Result>(
+        createTopics: Bool = true,
         _ adjust: (inout GrantServiceConfiguration) -> Void = { _ in },
         _ body: (GrantServiceHarness) async throws -> Result
     ) async throws -> Result {
-        let harness = try await start(adjust)
+        let harness = try await start(createTopics: createTopics, adjust)
         do {
             let result = try await body(harness)
             await harness.stop()
@@ -50,7 +56,9 @@ public struct GrantServiceHarness: Sendable {
         }
     }
 
-    public static func start(_ adjust: (inout GrantServiceConfiguration) -> Void = { _ in }) async throws -> GrantServiceHarness {
+    public static func start(
+        createTopics: Bool = true, _ adjust: (inout GrantServiceConfiguration) -> Void = { _ in }
+    ) async throws -> GrantServiceHarness {
         let suffix = UUID().uuidString.prefix(8).lowercased()
         let tls = try await TestTLS.shared()
         let cluster = try DevelopmentCluster()
@@ -62,14 +70,18 @@ public struct GrantServiceHarness: Sendable {
         configuration.database.schema = "grant_test_\(suffix)"
         configuration.database.poolSize = 6
         configuration.database.migrationsDirectory = repositoryRoot.appendingPathComponent("migrations/grant").path
-        configuration.kafka.bootstrapServers = cluster.bootstrapServers
+        configuration.kafka.bootstrapServers = ServiceUnderTest.externalKafka ?? cluster.bootstrapServers
         configuration.kafka.topicPrefix = "t\(suffix)."
         configuration.signingKeyFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("rescind-test-\(suffix)/grant.key").path
         configuration.createSigningKeyIfMissing = true
         configuration.outbox.pollInterval = .milliseconds(200)
         adjust(&configuration)
-        try await ServiceUnderTest.createTopics(prefix: configuration.kafka.topicPrefix, partitions: partitions, on: cluster)
+        if createTopics {
+            try await ServiceUnderTest.createTopics(
+                prefix: configuration.kafka.topicPrefix, partitions: partitions,
+                bootstrapServers: configuration.kafka.bootstrapServers, on: cluster)
+        }
         let logger = Logger.forTests("test.grant-service")
         let running = try await ServiceUnderTest.start(logger: logger, tls: configuration.http.tls != nil) { onServerRunning in
             try await GrantServiceApplication.build(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
@@ -92,6 +104,12 @@ public struct GrantServiceHarness: Sendable {
         ServiceUnderTest.removeSigningKeyDirectory(of: configuration.signingKeyFile)
     }
 
+    /// Creates the service's topics (for a harness started with `createTopics: false`).
+    public func createTopics() async throws {
+        try await ServiceUnderTest.createTopics(
+            prefix: topicPrefix, partitions: Self.partitions, bootstrapServers: bootstrapServers, on: cluster)
+    }
+
     /// A direct connection to the service's schema, for checking what is stored.
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await TestDatabase.withConnection(to: database, body)
@@ -107,7 +125,7 @@ public struct GrantServiceHarness: Sendable {
     public func messages(_ topic: Topic, count: Int, timeout: Duration = .seconds(20)) async throws -> [KafkaMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, clientID: "test-reader"),
+                bootstrapServers: bootstrapServers, clientID: "test-reader"),
             // Both partitions from the beginning: no group to join, so reading starts at once.
             subscription: .partitions(
                 (0..<Self.partitions).map {

@@ -47,11 +47,34 @@ struct ServiceUnderTest: Sendable {
         watchdog.cancel()
     }
 
-    /// Creates every topic behind `prefix` with `partitions` partitions.
-    static func createTopics(prefix: String, partitions: Int32, on cluster: DevelopmentCluster) async throws {
-        for topic in Topic.allCases {
-            _ = try await cluster.createTopic(name: prefix + topic.rawValue, partitions: partitions)
+    /// The broker the harnesses run on instead of their own development cluster:
+    /// `RESCIND_KAFKA_BOOTSTRAP_SERVERS` when `RESCIND_TEST_KAFKA=external` (scripts/test.sh's
+    /// Tansu pass). Its topics are provisioned through the Admin API, as `rescind-admin migrate kafka` does.
+    public static var externalKafka: String? {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["RESCIND_TEST_KAFKA"] == "external" else { return nil }
+        return environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Creates every topic behind `prefix` with `partitions` partitions: on `cluster` (the mock
+    /// creates them directly), or through the Admin API of the external broker.
+    static func createTopics(prefix: String, partitions: Int32, bootstrapServers: String, on cluster: DevelopmentCluster) async throws {
+        guard bootstrapServers != cluster.bootstrapServers else {
+            for topic in Topic.allCases {
+                _ = try await cluster.createTopic(name: prefix + topic.rawValue, partitions: partitions)
+            }
+            return
         }
+        let admin = try KafkaAdmin(bootstrapServers: bootstrapServers, logger: .forTests("test.kafka-admin"))
+        let specs = Topic.allCases.map {
+            KafkaTopicSpec(name: prefix + $0.rawValue, partitions: partitions, replicationFactor: 1)
+        }
+        let report = try await TopicProvisioning(topics: specs).run(with: admin)
+        guard report.isClean else { throw KafkaTopicsNotProvisioned(report: report) }
+    }
+
+    struct KafkaTopicsNotProvisioned: Error {
+        let report: TopicProvisioning.Report
     }
 
     /// The public half of the signing key a service created at `path` (its 32-byte seed).

@@ -70,10 +70,21 @@ public enum AuditServiceApplication {
                 "no RESCIND_AUDIT_OPERATOR_TOKEN_FILE: the monitoring API answers owners' grant-service tokens only")
         }
 
+        var topicWatch: KafkaTopicWatch?
+        if kafka.checkTopics {
+            let admin = try KafkaAdmin(
+                bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service-topics",
+                additionalProperties: kafka.producerProperties, logger: logger)
+            topicWatch = KafkaTopicWatch(admin: admin, topics: topics.inputs + [topics.name(.auditNotifications)])
+        }
+        if let reason = await topicWatch?.notReadyReason() {
+            logger.warning("not ready until the topics exist", metadata: ["reason": "\(reason)"])
+        }
+
         let health = ConsumerHealth()
         let router = buildRouter(
             configuration: configuration, pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey,
-            grantService: grantService, monitoring: monitoring, hub: hub)
+            grantService: grantService, monitoring: monitoring, hub: hub, topicWatch: topicWatch)
 
         let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
         var app = Application(
@@ -115,11 +126,13 @@ public enum AuditServiceApplication {
     static func buildRouter(
         configuration: AuditServiceConfiguration, pool: PostgresConnectionPool, metrics: AuditMetrics,
         health: ConsumerHealth, serviceKey: Ed25519.PublicKey, grantService: GrantServiceLink?,
-        monitoring: MonitoringAuthorization, hub: EventStreamHub
+        monitoring: MonitoringAuthorization, hub: EventStreamHub, topicWatch: KafkaTopicWatch? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        OperationsController(pool: pool, metrics: metrics, health: health, serviceKey: serviceKey).addRoutes(to: router)
+        OperationsController(
+            pool: pool, metrics: metrics, health: health, serviceKey: serviceKey, topicWatch: topicWatch
+        ).addRoutes(to: router)
         AccessLogController(
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
             verifier: AuditChainVerifier(publicKey: serviceKey)

@@ -50,6 +50,10 @@ public struct AuditServiceConfiguration: Sendable {
         public var producerProperties: [String: String] = [:]
         /// How a message whose handling failed transiently is retried.
         public var handlingRetry = HandlingRetry()
+        /// `/ready` answers 503 until the service's four topics exist (they are provisioned by
+        /// `rescind-admin migrate kafka`); false when `RESCIND_KAFKA_TOPICS_AUTO_CREATED=true` (a broker
+        /// that creates topics on first use, as the development broker does).
+        public var checkTopics = true
     }
 
     /// Retries of one input message whose handling failed for a reason outside the message
@@ -154,6 +158,7 @@ public struct AuditServiceConfiguration: Sendable {
         database.migrationsDirectory = reader.string("RESCIND_AUDIT_MIGRATIONS_DIR", default: database.migrationsDirectory)
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
+        kafka.checkTopics = !(try reader.bool("RESCIND_KAFKA_TOPICS_AUTO_CREATED", default: !kafka.checkTopics))
         kafka.consumerGroup = reader.string("RESCIND_AUDIT_CONSUMER_GROUP", default: kafka.consumerGroup)
         kafka.sessionTimeout = .milliseconds(
             try reader.int("RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS", default: 45_000, range: 1000...3_600_000))

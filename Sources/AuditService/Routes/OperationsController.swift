@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindCrypto
+import RescindKafka
 import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
@@ -13,6 +14,8 @@ struct OperationsController {
     /// Not ready while the input consumer keeps failing on a transient error.
     let health: ConsumerHealth
     let serviceKey: Ed25519.PublicKey
+    /// Not ready until the topics the service reads and writes exist (nil: not checked).
+    var topicWatch: KafkaTopicWatch? = nil
 
     struct Status: Encodable {
         let status: String
@@ -25,6 +28,9 @@ struct OperationsController {
                 _ = try await pool.withConnection { try await $0.query("SELECT 1") }
             } catch {
                 throw APIError.unavailable
+            }
+            if let reason = await topicWatch?.notReadyReason() {
+                throw APIError(.serviceUnavailable, "topics_missing", reason)
             }
             guard health.isReady else { throw APIError.unavailable }
             return try Response.json(Status(status: "ready"))

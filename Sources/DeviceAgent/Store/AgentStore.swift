@@ -39,6 +39,9 @@ final class AgentStore: Sendable {
             return try await queue.write(body)
         } catch let error as AgentError {
             throw error
+        } catch let error as CancellationError {
+            // A graceful shutdown cancels the loops: that ends them normally, it is no storage failure.
+            throw error
         } catch {
             throw AgentError(Self.code(of: error), "local database write failed: \(Self.describe(error))")
         }
@@ -48,6 +51,9 @@ final class AgentStore: Sendable {
         do {
             return try await queue.read(body)
         } catch let error as AgentError {
+            throw error
+        } catch let error as CancellationError {
+            // A graceful shutdown cancels the loops: that ends them normally, it is no storage failure.
             throw error
         } catch {
             throw AgentError(Self.code(of: error), "local database read failed: \(Self.describe(error))")

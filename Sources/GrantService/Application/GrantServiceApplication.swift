@@ -35,6 +35,11 @@ public enum GrantServiceApplication {
                 additionalProperties: configuration.kafka.producerProperties),
             logger: logger)
 
+        let topicWatch = try configuration.kafka.checkTopics ? Self.topicWatch(configuration.kafka, logger: logger) : nil
+        if let reason = await topicWatch?.notReadyReason() {
+            logger.warning("not ready until the topics exist", metadata: ["reason": "\(reason)"])
+        }
+
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
         let identities = IdentityStore(pool: pool)
         let families = FamilyMemberStore(pool: pool, outbox: outbox)
@@ -43,7 +48,7 @@ public enum GrantServiceApplication {
             records: RecordStore(pool: pool),
             revocations: RevocationStore(
                 pool: pool, families: families, outbox: outbox, stagingLifetime: configuration.lifetimes.staging),
-            serviceKey: signingKey.publicKey)
+            serviceKey: signingKey.publicKey, topicWatch: topicWatch)
 
         var app = Application(
             router: router,
@@ -66,13 +71,14 @@ public enum GrantServiceApplication {
 
     static func buildRouter(
         configuration: GrantServiceConfiguration, pool: PostgresConnectionPool, identities: IdentityStore,
-        families: FamilyMemberStore, records: RecordStore, revocations: RevocationStore, serviceKey: Ed25519.PublicKey
+        families: FamilyMemberStore, records: RecordStore, revocations: RevocationStore, serviceKey: Ed25519.PublicKey,
+        topicWatch: KafkaTopicWatch? = nil
     ) -> Router<GrantRequestContext> {
         let router = Router(context: GrantRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
-        OperationsController(pool: pool, serviceKey: serviceKey).addRoutes(to: router)
+        OperationsController(pool: pool, serviceKey: serviceKey, topicWatch: topicWatch).addRoutes(to: router)
 
         let v1 = router.group("v1")
         let identity = IdentityController(identities: identities, lifetimes: configuration.lifetimes)
@@ -85,5 +91,14 @@ public enum GrantServiceApplication {
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes)
             .addRoutes(to: authenticated)
         return router
+    }
+
+    /// Watches the topics the outbox publishes to, for `/ready`.
+    static func topicWatch(_ kafka: GrantServiceConfiguration.Kafka, logger: Logger) throws -> KafkaTopicWatch {
+        let admin = try KafkaAdmin(
+            bootstrapServers: kafka.bootstrapServers, clientID: "rescind-grant-service-topics",
+            additionalProperties: kafka.producerProperties, logger: logger)
+        let topics = [Topic.revocationEvents, .accessEvents, .deviceCommands].map { kafka.topicPrefix + $0.rawValue }
+        return KafkaTopicWatch(admin: admin, topics: topics)
     }
 }

@@ -41,6 +41,10 @@ public struct GrantServiceConfiguration: Sendable {
         /// Raw librdkafka properties of the outbox producer: TLS and SASL from the shared
         /// `RESCIND_KAFKA_SECURITY_PROTOCOL`, `RESCIND_KAFKA_SSL_*` and `RESCIND_KAFKA_SASL_*`.
         public var producerProperties: [String: String] = [:]
+        /// `/ready` answers 503 until the topics the service publishes to exist (they are
+        /// provisioned by `rescind-admin migrate kafka`); false when `RESCIND_KAFKA_TOPICS_AUTO_CREATED=true`
+        /// (a broker that creates topics on first use, as the development broker does).
+        public var checkTopics = true
     }
 
     public struct Lifetimes: Sendable {
@@ -95,6 +99,7 @@ public struct GrantServiceConfiguration: Sendable {
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
         kafka.producerProperties = try reader.kafkaSecurity()
+        kafka.checkTopics = !(try reader.bool("RESCIND_KAFKA_TOPICS_AUTO_CREATED", default: !kafka.checkTopics))
         lifetimes.token = try reader.seconds("RESCIND_TOKEN_TTL_SECONDS", default: lifetimes.token)
         lifetimes.challenge = try reader.seconds("RESCIND_CHALLENGE_TTL_SECONDS", default: lifetimes.challenge)
         lifetimes.staging = try reader.seconds("RESCIND_STAGING_TTL_SECONDS", default: lifetimes.staging)

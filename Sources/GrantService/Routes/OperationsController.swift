@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Prometheus
 import RescindCrypto
+import RescindKafka
 import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
@@ -10,6 +11,8 @@ import RescindServiceSupport
 struct OperationsController {
     let pool: PostgresConnectionPool
     let serviceKey: Ed25519.PublicKey
+    /// Not ready until the topics the outbox publishes to exist (nil: not checked).
+    var topicWatch: KafkaTopicWatch? = nil
 
     struct Status: ResponseCodable {
         let status: String
@@ -22,6 +25,9 @@ struct OperationsController {
                 _ = try await pool.withConnection { try await $0.query("SELECT 1") }
             } catch {
                 throw APIError.unavailable
+            }
+            if let reason = await topicWatch?.notReadyReason() {
+                throw APIError(.serviceUnavailable, "topics_missing", reason)
             }
             return Status(status: "ready")
         }

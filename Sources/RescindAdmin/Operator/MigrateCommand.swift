@@ -7,22 +7,25 @@ import RescindPostgres
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply pending database migrations of a service's schema.",
+        abstract: "Apply pending database migrations of a service's schema, or provision the Kafka topics.",
         discussion: """
             Applies migrations/<service>/*.sql in order, each once, in its own transaction,
             to the service's schema on RESCIND_DATABASE_URL. Safe to run while replicas start.
 
-            Example:
+            \(MigrateKafkaCommand.discussion)
+
+            Examples:
               rescind-admin migrate grant --schema grant_service
+              rescind-admin migrate kafka
             """)
 
     enum Service: String, ExpressibleByArgument, CaseIterable {
-        case grant, audit
+        case grant, audit, kafka
 
         var defaultSchema: String { self == .grant ? "grant_service" : "audit_service" }
     }
 
-    @Argument(help: "Which service's schema: grant or audit.")
+    @Argument(help: "Which service's schema (grant or audit), or kafka for the topics.")
     var service: Service
 
     @Option(help: "Schema name (default: grant_service or audit_service).")
@@ -31,7 +34,13 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(help: "Directory of the migrations (default: migrations/<service>).")
     var directory: String?
 
+    @Flag(help: "kafka: verify the topics only, create nothing.")
+    var verifyOnly = false
+
     func run() async throws {
+        if service == .kafka {
+            return try await MigrateKafkaCommand.run(verifyOnly: verifyOnly)
+        }
         let logger = Logger(label: "rescind.migrate")
         let schema = schema ?? service.defaultSchema
         var configuration = try PostgresConfiguration(environment: ProcessInfo.processInfo.environment)

@@ -35,7 +35,7 @@ final class AgentFleet: Sendable {
         var configuration = AgentConfiguration(
             dataDirectory: root.appendingPathComponent("data").path, grantServiceURL: stack.grantURL,
             grantServiceKey: stack.serviceKey,
-            kafka: .init(bootstrapServers: stack.cluster.bootstrapServers, topicPrefix: stack.topicPrefix),
+            kafka: .init(bootstrapServers: stack.bootstrapServers, topicPrefix: stack.topicPrefix),
             unlock: .keyFile(keyFile))
         configuration.tls = BenchStack.clientTLS
         if let fetchWaitMilliseconds {

@@ -32,7 +32,7 @@ final class EventLedger: Sendable {
         let topics = [Topic.deviceCommands, .deviceAcks, .auditNotifications].map(stack.topic)
         consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                bootstrapServers: stack.cluster.bootstrapServers, clientID: "rescind-bench-ledger",
+                bootstrapServers: stack.bootstrapServers, clientID: "rescind-bench-ledger",
                 additionalProperties: ["fetch.wait.max.ms": "\(fetchWaitMilliseconds)"]),
             subscription: .partitions(
                 topics.flatMap { topic in

@@ -27,7 +27,7 @@ enum FanOutBench {
     static func run(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
         report.begin(
             "3. Fan-out latency: commit → last device ack (\(options.recordsPerAgent) cached records per agent, "
-                + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds))")
+                + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds), \(options.brokerName))")
         let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
         do {
             for count in options.agentCounts {

@@ -33,7 +33,7 @@ enum MemoryBench {
                 "RESCIND_AGENT_ALLOW_PLAIN_HTTP": "loopback",
                 "RESCIND_AGENT_GRANT_SERVICE_KEY": Data(stack.serviceKey.rawRepresentation).base64EncodedString(),
                 "RESCIND_AGENT_KEY_FILE": keyFile,
-                "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.cluster.bootstrapServers,
+                "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.bootstrapServers,
                 "RESCIND_TOPIC_PREFIX": stack.topicPrefix,
                 "RESCIND_AGENT_LOG_LEVEL": "warning",
                 // As deploy/ runs the agent: two malloc arenas, not eight per core.

@@ -119,7 +119,7 @@ enum ThroughputBench {
     }
 
     private static func rawProducerRate(stack: BenchStack, count: Int, payload: Data) async throws -> Double {
-        let configuration = KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers, clientID: "rescind-bench-raw")
+        let configuration = KafkaProducerConfiguration(bootstrapServers: stack.bootstrapServers, clientID: "rescind-bench-raw")
         let topic = stack.topicPrefix + BenchStack.rawProducerTopic
         let key = Data(UUID().uuidString.lowercased().utf8)
         return try await withCheckedThrowingContinuation { continuation in

@@ -21,6 +21,8 @@ struct BenchStack: Sendable {
     static let rawProducerTopic = "bench_raw_producer"
 
     let cluster: DevelopmentCluster
+    /// Where everything runs: `cluster`, or the external broker of `--kafka-bootstrap-servers`.
+    let bootstrapServers: String
     let topicPrefix: String
     let grantSchema: String
     let auditSchema: String
@@ -44,8 +46,18 @@ struct BenchStack: Sendable {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let cluster = try DevelopmentCluster()
         let prefix = "bench\(suffix)."
-        for name in Topic.allCases.map(\.rawValue) + [outboxTopic, rawProducerTopic] {
-            try await cluster.createTopic(name: prefix + name, partitions: partitions)
+        let names = (Topic.allCases.map(\.rawValue) + [outboxTopic, rawProducerTopic]).map { prefix + $0 }
+        if let external = options.kafkaBootstrapServers {
+            // Provisioned as `rescind-admin migrate kafka` does: an independent broker creates nothing by itself.
+            let admin = try KafkaAdmin(bootstrapServers: external, clientID: "rescind-bench", logger: logger)
+            let report = try await TopicProvisioning(
+                topics: names.map { KafkaTopicSpec(name: $0, partitions: partitions, replicationFactor: 1) }
+            ).run(with: admin)
+            guard report.isClean else { throw BenchError("the bench topics on \(external) do not match: \(report)") }
+        } else {
+            for name in names {
+                try await cluster.createTopic(name: name, partitions: partitions)
+            }
         }
 
         // Whatever was started before a failure is stopped again: no service outlives a failed start.
@@ -72,13 +84,16 @@ struct BenchStack: Sendable {
         let grantURL = URL(string: "http://127.0.0.1:\(grantPort)")!
         let grantSchema = "bench_grant_\(suffix)"
         let auditSchema = "bench_audit_\(suffix)"
-        let common = [
+        let bootstrapServers = options.kafkaBootstrapServers ?? cluster.bootstrapServers
+        var common = [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "RESCIND_DATABASE_URL": options.databaseURL,
-            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers,
+            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bootstrapServers,
             "RESCIND_TOPIC_PREFIX": prefix,
             "RESCIND_LOG_LEVEL": "warning",
         ]
+        // The librdkafka an external broker needs (Tansu: a newer one) reaches the services too.
+        if let library = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"] { common["LD_LIBRARY_PATH"] = library }
         let grant = try ChildProcess(
             name: "grant-service", executable: binaries.appendingPathComponent("rescind-grant-service"),
             environment: common.merging([
@@ -118,7 +133,7 @@ struct BenchStack: Sendable {
         database.searchPath = [grantSchema]
         database.applicationName = "rescind-bench"
         return BenchStack(
-            cluster: cluster, topicPrefix: prefix, grantSchema: grantSchema, auditSchema: auditSchema, grantURL: grantURL,
+            cluster: cluster, bootstrapServers: bootstrapServers, topicPrefix: prefix, grantSchema: grantSchema, auditSchema: auditSchema, grantURL: grantURL,
             grant: grant, audit: audit, serviceKey: serviceKey, database: database, workDirectory: work, logger: logger)
     }
 

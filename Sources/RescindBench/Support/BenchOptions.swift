@@ -31,6 +31,12 @@ struct BenchOptions: Sendable {
     /// The grant service's `RESCIND_OUTBOX_BATCH_SIZE`; `nil` keeps its default (500).
     var outboxBatch: Int?
     var agentMemoryRecords = 10_000
+    /// An external Kafka-protocol broker to run on instead of the in-process development
+    /// cluster (`--kafka-bootstrap-servers`, e.g. Tansu); its topics are provisioned through
+    /// the Admin API. Run with the librdkafka that broker needs on `LD_LIBRARY_PATH`.
+    var kafkaBootstrapServers: String?
+    /// What the report calls the broker.
+    var brokerName: String { kafkaBootstrapServers.map { "external broker \($0)" } ?? "development broker (librdkafka mock cluster)" }
     var databaseURL = TestDatabases.url
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
@@ -39,6 +45,7 @@ struct BenchOptions: Sendable {
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
+                             [--kafka-bootstrap-servers HOST:PORT]
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
         """
@@ -86,6 +93,7 @@ struct BenchOptions: Sendable {
             case "--outbox-events": outboxEvents = try integer(argument)
             case "--outbox-batch": outboxBatch = try integer(argument)
             case "--agent-memory-records": agentMemoryRecords = try integer(argument)
+            case "--kafka-bootstrap-servers": kafkaBootstrapServers = try value(argument)
             case "--help", "-h": throw BenchError(Self.usage)
             default: throw BenchError("unknown option \(argument)\n\(Self.usage)")
             }
@@ -97,6 +105,6 @@ struct BenchOptions: Sendable {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
-            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords)"
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) broker=\(kafkaBootstrapServers ?? "development")"
     }
 }

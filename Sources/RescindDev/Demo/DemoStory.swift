@@ -58,10 +58,11 @@ struct DemoStory: Sendable {
         let token = try await ChildProcess.run(
             binaries.appendingPathComponent("rescind-admin"), ["keys", "token", operatorTokenFile.path])
         guard token.status == 0 else { throw CLIError("rescind-admin keys token failed: \(token.output)") }
-        let common = [
+        var common = [
             "RESCIND_DATABASE_URL": databaseURL, "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
             "RESCIND_TOPIC_PREFIX": topicPrefix, "RESCIND_LOG_LEVEL": "info", "PATH": "/usr/bin:/bin",
         ]
+        try await provisionTopics(into: &common)
         var processes: [String: DemoProcess] = [:]
         processes["grant"] = try DemoProcess.launch(
             name: "grant-service", executable: binaries.appendingPathComponent("rescind-grant-service"),
@@ -300,7 +301,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_SELF_HEAL_SECONDS": "10",
             "RESCIND_AGENT_LOG_LEVEL": "info",
             "PATH": "/usr/bin:/bin",
-        ]
+        ].merging(Self.libraryPath) { $1 }
         try await DeviceEnrollment.install(
             userKeys: owner.keys, deviceID: deviceID, deviceKey: deviceKey,
             configuration: try AgentConfiguration(environment: environment))
@@ -377,6 +378,38 @@ struct DemoStory: Sendable {
             return try await GrantServiceClient(baseURL: url, timeout: .seconds(5), tls: clientTLS).isReady()
         }
         guard process.isRunning else { throw CLIError("the \(name) exited; see \(process.logPath)") }
+    }
+
+    /// The demo's topics (its own prefix), provisioned as `rescind-admin migrate kafka` does before
+    /// any service starts; on a broker that creates topics on first use
+    /// (`RESCIND_KAFKA_TOPICS_AUTO_CREATED=true`, the development broker) there is nothing to do.
+    func provisionTopics(into common: inout [String: String]) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] = kafkaBootstrapServers
+        environment["RESCIND_TOPIC_PREFIX"] = topicPrefix
+        for (name, value) in environment where name == "RESCIND_KAFKA_TOPICS_AUTO_CREATED" || name.hasPrefix("RESCIND_KAFKA_TOPIC_") {
+            common[name] = value
+        }
+        common.merge(Self.libraryPath) { $1 }
+        // As an operator does it: the operator's tool, before any service starts.
+        let migrated = try await ChildProcess.run(
+            binaries.appendingPathComponent("rescind-admin"), ["migrate", "kafka"], environment: environment,
+            timeout: .seconds(120))
+        guard migrated.status == 0 else {
+            throw CLIError("rescind-admin migrate kafka failed (status \(migrated.status)): \(migrated.output)")
+        }
+        if migrated.output.contains("nothing to do") {
+            timeline.log("kafka", "topics \(topicPrefix)* are created by the broker on first use")
+        } else {
+            let topics = migrated.output.split(separator: "\n").filter { $0.hasPrefix("kafka: created") || $0.hasSuffix("up to date") }
+            timeline.log("kafka", "provisioned \(topics.count) topics \(topicPrefix)* (rescind-admin migrate kafka)")
+        }
+    }
+
+    /// `LD_LIBRARY_PATH` when set: a librdkafka loaded at run time (newer than the system's,
+    /// for brokers such as Tansu) reaches every process the demo starts.
+    static var libraryPath: [String: String] {
+        ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ["LD_LIBRARY_PATH": $0] } ?? [:]
     }
 
     /// Each run starts from empty schemas (the services migrate them at start).

@@ -79,7 +79,11 @@ final class ConsumerPollLoop: @unchecked Sendable {
     private func deliver(_ message: UnsafePointer<rd_kafka_message_t>, closing: Bool) {
         let error = message.pointee.err
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            if error != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+            if error == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || error == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC {
+                // A subscribed topic not created yet: the subscription stays, and the topic is
+                // picked up at the next metadata refresh (`metadataRefreshInterval`).
+                logger.notice("subscribed topic does not exist yet", metadata: [LogKey.error: "\(KafkaError(code: .consume, rdKafka: error))"])
+            } else if error != RD_KAFKA_RESP_ERR__PARTITION_EOF {
                 logger.warning("consumer error", metadata: [LogKey.error: "\(KafkaError(code: .consume, rdKafka: error))"])
             }
             return

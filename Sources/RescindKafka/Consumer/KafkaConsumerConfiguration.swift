@@ -34,6 +34,11 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Messages fetched ahead of the handler. The poll thread pauses (and so does
     /// rebalance handling) while this many are waiting. Default 64.
     public var maxBufferedMessages: Int
+    /// How often the cluster's metadata is read again (`topic.metadata.refresh.interval.ms`).
+    /// It is also how soon a subscription to a topic that did not exist yet picks the topic
+    /// up once it is created (librdkafka only looks again at its next refresh). Default 5 s
+    /// (librdkafka's own is 5 minutes).
+    public var metadataRefreshInterval: Duration
     /// Raw librdkafka properties (for example `security.protocol`, `sasl.*`,
     /// `fetch.wait.max.ms`). They override the typed fields above, but not
     /// `enable.auto.commit`, `enable.auto.offset.store` or `log.queue`.
@@ -48,6 +53,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         heartbeatInterval: Duration = .seconds(3),
         maxPollInterval: Duration = .seconds(300),
         maxBufferedMessages: Int = 64,
+        metadataRefreshInterval: Duration = .seconds(5),
         additionalProperties: [String: String] = [:]
     ) {
         self.bootstrapServers = bootstrapServers
@@ -58,6 +64,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.heartbeatInterval = heartbeatInterval
         self.maxPollInterval = maxPollInterval
         self.maxBufferedMessages = maxBufferedMessages
+        self.metadataRefreshInterval = metadataRefreshInterval
         self.additionalProperties = additionalProperties
     }
 
@@ -70,6 +77,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "session.timeout.ms": sessionTimeout.configurationMilliseconds,
             "heartbeat.interval.ms": heartbeatInterval.configurationMilliseconds,
             "max.poll.interval.ms": maxPollInterval.configurationMilliseconds,
+            "topic.metadata.refresh.interval.ms": metadataRefreshInterval.configurationMilliseconds,
         ]
         // librdkafka's consumer needs a group even for manual assignment (it never joins
         // it then); a consumer without one gets a private throwaway group.

@@ -52,7 +52,7 @@ final class AuditTestBed: Sendable {
         let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster, plainHTTP: plainHTTP)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
-                bootstrapServers: cluster.bootstrapServers, clientID: "test-publisher", linger: .milliseconds(2)),
+                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "test-publisher", linger: .milliseconds(2)),
             logger: AuditServiceHarness.logger)
         let bed = AuditTestBed(
             cluster: cluster, grantKey: grantKey, configuration: configuration, producer: producer, service: service)
@@ -111,15 +111,16 @@ final class AuditTestBed: Sendable {
     /// The first `count` notifications on `audit_notifications`, each verified with the audit key.
     func notifications(count: Int, timeout: Duration = .seconds(20)) async throws -> [AuditNotification] {
         try await Self.notifications(
-            count: count, cluster: cluster, topicPrefix: topicPrefix, auditKey: service.auditKey, timeout: timeout)
+            count: count, bootstrapServers: configuration.kafka.bootstrapServers, topicPrefix: topicPrefix,
+            auditKey: service.auditKey, timeout: timeout)
     }
 
     static func notifications(
-        count: Int, cluster: DevelopmentCluster, topicPrefix: String, auditKey: Ed25519.PublicKey,
+        count: Int, bootstrapServers: String, topicPrefix: String, auditKey: Ed25519.PublicKey,
         timeout: Duration = .seconds(20)
     ) async throws -> [AuditNotification] {
         let consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-reader"),
+            configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, clientID: "test-reader"),
             subscription: .partitions(
                 (0..<AuditServiceHarness.partitions).map {
                     KafkaPartitionAssignment(topic: topicPrefix + Topic.auditNotifications.rawValue, partition: $0, start: .beginning)

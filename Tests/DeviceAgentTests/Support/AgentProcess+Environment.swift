@@ -22,6 +22,8 @@ extension AgentProcess {
             "RESCIND_AGENT_LOG_LEVEL": "info",
         ]
         for (name, value) in unlock ?? ["RESCIND_AGENT_PASSPHRASE": AgentTestKit.passphrase] { environment[name] = value }
+        // The Tansu pass loads a newer librdkafka in every process.
+        if let library = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"] { environment["LD_LIBRARY_PATH"] = library }
         // The same TLS policy as the configuration: the suite's CA, or plain HTTP to loopback.
         if let caFile = configuration.tls.caFile { environment["RESCIND_AGENT_CA_FILE"] = caFile }
         if configuration.tls.plainHTTP == .loopback { environment["RESCIND_AGENT_ALLOW_PLAIN_HTTP"] = "loopback" }

@@ -22,7 +22,7 @@ enum AgentTestKit {
     static func configuration(_ service: GrantServiceHarness, dataDirectory: String, topicPrefix: String? = nil) -> AgentConfiguration {
         var configuration = AgentConfiguration(
             dataDirectory: dataDirectory, grantServiceURL: service.baseURL, grantServiceKey: service.serviceKey,
-            kafka: .init(bootstrapServers: service.cluster.bootstrapServers, topicPrefix: topicPrefix ?? service.topicPrefix),
+            kafka: .init(bootstrapServers: service.bootstrapServers, topicPrefix: topicPrefix ?? service.topicPrefix),
             unlock: .passphrase(passphrase))
         configuration.tls = service.clientTLS
         configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
@@ -102,7 +102,7 @@ enum AgentTestKit {
         until enough: (@Sendable ([KafkaMessage]) -> Bool)? = nil, timeout: Duration = .seconds(60)
     ) async throws -> [KafkaMessage] {
         let consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(bootstrapServers: service.cluster.bootstrapServers, clientID: "test-reader"),
+            configuration: KafkaConsumerConfiguration(bootstrapServers: service.bootstrapServers, clientID: "test-reader"),
             subscription: .partitions(
                 (0..<GrantServiceHarness.partitions).map {
                     KafkaPartitionAssignment(topic: service.topicPrefix + topic.rawValue, partition: $0, start: .beginning)
@@ -144,7 +144,7 @@ enum AgentTestKit {
     /// Publishes raw bytes on the commands topic, keyed as given.
     static func publishCommand(_ service: GrantServiceHarness, key: UUID, value: Data) async throws {
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(bootstrapServers: service.cluster.bootstrapServers, clientID: "test-forger"),
+            configuration: KafkaProducerConfiguration(bootstrapServers: service.bootstrapServers, clientID: "test-forger"),
             logger: logger)
         _ = try await producer.send(
             topic: service.topicPrefix + Topic.deviceCommands.rawValue, key: Data(key.uuidString.lowercased().utf8), value: value)

@@ -56,10 +56,12 @@ enum RescindProcess {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let ca = try await TestTLS.shared().caFile
+        // LD_LIBRARY_PATH is passed on: the Tansu pass loads a newer librdkafka in every process.
+        let library = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ["LD_LIBRARY_PATH": $0] } ?? [:]
         let result = try await ChildProcess.run(
             executable, arguments,
             environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "RESCIND_CA_FILE": ca, "RESCIND_AGENT_CA_FILE": ca]
-                .merging(environment) { $1 },
+                .merging(library) { $1 }.merging(environment) { $1 },
             timeout: timeout, separateOutput: true)
         return Output(
             executable: executable.lastPathComponent, arguments: arguments, status: result.status, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut)
