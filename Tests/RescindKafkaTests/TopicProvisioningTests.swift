@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RescindKafka
+import RescindDevKit
 
 /// Topics provisioned like a schema (issue 15): created with their spec, verified, drift
 /// reported. The Admin API parts need a broker that has one (Tansu, Apache Kafka): the
