@@ -1,4 +1,3 @@
-import CRdKafka
 import Foundation
 
 /// DEVELOPMENT AND TESTS ONLY: an in-process Kafka cluster, librdkafka's mock broker
@@ -17,11 +16,10 @@ import Foundation
 /// dispatch queue, never on Swift's cooperative pool.
 public final class DevelopmentCluster: @unchecked Sendable {
     // Safe: the mock cluster API posts every request to the mock's own thread and waits
-    // for its answer, so it may be called from any thread; `cluster` and `host` are read
-    // and cleared only under `lock`, so no call races with destruction.
+    // for its answer, so it may be called from any thread; `cluster` is read and cleared
+    // only under `lock`, so no call races with destruction.
     private let lock = NSLock()
-    private var cluster: OpaquePointer?
-    private var host: RDKafkaHandle?
+    private var cluster: RDKafkaMockCluster?
     private let blocking = BlockingExecutor(label: "rescind.kafka.development-cluster")
 
     /// Comma-separated `127.0.0.1:port` list, one per broker, for `bootstrap.servers`.
@@ -35,14 +33,9 @@ public final class DevelopmentCluster: @unchecked Sendable {
         guard brokers >= 1, brokers <= 64 else {
             throw KafkaError(code: .developmentCluster, detail: "broker count must be in 1...64")
         }
-        // The mock is hosted by a client handle of its own; it only needs to stay quiet.
-        let host = try RDKafkaHandle(kind: .producer, properties: ["log_level": "3"], events: 0, logsOnMainQueue: false)
-        guard let cluster = host.withPointer({ rd_kafka_mock_cluster_new($0, Int32(brokers)) }) else {
-            throw KafkaError(code: .developmentCluster, detail: "rd_kafka_mock_cluster_new failed")
-        }
-        self.host = host
+        let cluster = try RDKafkaMockCluster(brokers: brokers)
         self.cluster = cluster
-        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        bootstrapServers = cluster.bootstrapServers
         brokerIDs = 1...Int32(brokers)
     }
 
@@ -54,9 +47,8 @@ public final class DevelopmentCluster: @unchecked Sendable {
     /// connections fail. Blocks up to about a second. Safe to call twice.
     public func shutdown() {
         lock.withLock {
-            if let cluster { rd_kafka_mock_cluster_destroy(cluster) }
+            // Destroys the mock (then its host handle) while holding the lock.
             cluster = nil
-            host = nil
         }
     }
 
@@ -71,10 +63,10 @@ public final class DevelopmentCluster: @unchecked Sendable {
                 detail: "topic '\(name)' needs partitions >= 1 and a replication factor in 1...\(brokerIDs.upperBound)"
             )
         }
-        let error = try await withCluster { rd_kafka_mock_topic_create($0, name, partitions, Int32(replicationFactor)) }
+        let error = try await withCluster { $0.createTopic(name: name, partitions: partitions, replicationFactor: Int32(replicationFactor)) }
         switch error {
-        case RD_KAFKA_RESP_ERR_NO_ERROR: return .created
-        case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS: return .alreadyExisted
+        case .noError: return .created
+        case .topicAlreadyExists: return .alreadyExisted
         default: throw KafkaError(code: .developmentCluster, rdKafka: error, detail: "creating topic '\(name)' failed")
         }
     }
@@ -91,8 +83,8 @@ public final class DevelopmentCluster: @unchecked Sendable {
         return outcomes
     }
 
-    /// Lends the mock cluster pointer under the lock, on the blocking queue.
-    func withCluster<T: Sendable>(_ body: @escaping @Sendable (OpaquePointer) -> T) async throws -> T {
+    /// Lends the mock cluster under the lock, on the blocking queue.
+    func withCluster<T: Sendable>(_ body: @escaping @Sendable (RDKafkaMockCluster) -> T) async throws -> T {
         try await blocking.run { [self] in
             try lock.withLock {
                 guard let cluster else {
@@ -103,8 +95,8 @@ public final class DevelopmentCluster: @unchecked Sendable {
         }
     }
 
-    func check(_ error: rd_kafka_resp_err_t, _ action: String) throws {
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+    func check(_ error: RDKafkaCode, _ action: String) throws {
+        guard error == .noError else {
             throw KafkaError(code: .developmentCluster, rdKafka: error, detail: "\(action) failed")
         }
     }
