@@ -68,10 +68,15 @@ let package = Package(
             name: "RescindCrypto",
             dependencies: ["CSodium", "CLibCrypto"]
         ),
+
+        // The metadata keys of every structured log (`LogKey`), in one place; no dependencies.
+        .target(name: "RescindObservability"),
+
         .target(
             name: "RescindKafka",
             dependencies: [
                 "CRdKafka",
+                "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -79,6 +84,7 @@ let package = Package(
             name: "RescindPostgres",
             dependencies: [
                 "CLibPQ",
+                "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -126,6 +132,7 @@ let package = Package(
         .target(
             name: "RescindServiceSupport",
             dependencies: [
+                "RescindObservability",
                 "RescindCrypto",
                 "RescindPostgres",
                 "RescindProtocol",
@@ -141,6 +148,7 @@ let package = Package(
         .target(
             name: "GrantService",
             dependencies: [
+                "RescindObservability",
                 "RescindServiceSupport",
                 "RescindTLS",
                 "RescindConfiguration",
@@ -160,6 +168,7 @@ let package = Package(
         .target(
             name: "AuditService",
             dependencies: [
+                "RescindObservability",
                 "RescindServiceSupport",
                 "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -186,6 +195,7 @@ let package = Package(
         .target(
             name: "DeviceAgent",
             dependencies: [
+                "RescindObservability",
                 "RescindClient",
                 "RescindTLS",
                 "RescindConfiguration",
@@ -213,7 +223,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuditServiceMain",
-            dependencies: ["AuditService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AuditService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "DeviceAgentMain",
@@ -221,7 +231,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GrantServiceMain",
-            dependencies: ["GrantService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GrantService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
         ),
 
         .executableTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import RescindPostgres
 import ServiceLifecycle
 
@@ -22,7 +23,7 @@ struct DeadlineMonitor: Service {
             do {
                 try await scan()
             } catch where !Task.isCancelled {
-                logger.warning("deadline scan failed", metadata: ["error": "\(error)"])
+                logger.warning("deadline scan failed", metadata: [LogKey.error: "\(error)"])
             }
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import ServiceLifecycle
 import UnixSignals
 

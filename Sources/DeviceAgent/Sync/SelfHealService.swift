@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import ServiceLifecycle
 
 /// Self-heals at start, then every `selfHealInterval`; after a failure it retries with a

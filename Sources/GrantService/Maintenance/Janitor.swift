@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import ServiceLifecycle
@@ -21,7 +22,7 @@ struct Janitor: Service {
             do {
                 try await sweep()
             } catch where !Task.isCancelled {
-                logger.warning("janitor sweep failed", metadata: ["error": "\(error)"])
+                logger.warning("janitor sweep failed", metadata: [LogKey.error: "\(error)"])
             }
             // Ends the loop promptly on graceful shutdown or cancellation.
             do {
@@ -41,7 +42,7 @@ struct Janitor: Service {
             try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
         }
         let purged = try await purgeRevokedGrants()
-        if purged > 0 { logger.info("purged revoked grants", metadata: ["rescind.grants": "\(purged)"]) }
+        if purged > 0 { logger.info("purged revoked grants", metadata: [LogKey.grants: "\(purged)"]) }
     }
 
     /// Hard-deletes grants revoked longer than `retention` ago.

@@ -10,6 +10,7 @@ import RescindServiceSupport
 struct OperationsController {
     let pool: PostgresConnectionPool
     let serviceKey: Ed25519.PublicKey
+    let metrics: GrantMetrics
 
     struct Status: ResponseCodable {
         let status: String
@@ -29,7 +30,7 @@ struct OperationsController {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: MetricsRegistry.shared.emitToBuffer())))
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
         }
         router.get("v1/openapi.yaml") { _, _ in
             Response(

@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import RescindObservability
 
 /// The poll-thread side of a `KafkaConsumer`: serves the consumer queue (messages,
 /// rebalances, errors, logs), hands messages to the sequence, and closes the

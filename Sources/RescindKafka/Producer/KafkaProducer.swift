@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 
 /// An idempotent Kafka producer (`enable.idempotence=true`, `acks=all`).
 ///

@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import RescindObservability
 
 /// Forwards librdkafka's log and error events to a swift-log `Logger`.
 enum RDKafkaLog {
