@@ -310,7 +310,7 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "GrantService", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                "RescindProtocol", "RescindServiceSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindObservability
 import RescindPostgres
+import RescindServiceSupport
 import RescindProtocol
 import ServiceLifecycle
 
@@ -17,20 +18,9 @@ struct Janitor: Service {
     let retention: Duration
     let logger: Logger
 
+    /// Sweeps every `interval` (`PeriodicService`).
     func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await sweep()
-            } catch where !Task.isCancelled {
-                logger.warning("janitor sweep failed", metadata: [LogKey.error: "\(error)"])
-            }
-            // Ends the loop promptly on graceful shutdown or cancellation.
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
-        }
+        try await PeriodicService(name: "janitor sweep", interval: interval, logger: logger) { try await sweep() }.run()
     }
 
     func sweep() async throws {
