@@ -227,7 +227,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "DeviceAgentMain",
-            dependencies: ["DeviceAgent", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "DeviceAgent", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "GrantServiceMain",
