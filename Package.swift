@@ -314,6 +314,9 @@ let package = Package(
                 "RescindTLS",
                 "GrantService", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
                 "RescindProtocol", "RescindServiceSupport", .product(name: "Logging", package: "swift-log"),
+                // Router-level tests (`app.test(.router)`) that need no database or broker.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

@@ -71,6 +71,7 @@ public enum GrantServiceApplication {
     ) -> Router<GrantRequestContext> {
         let router = Router(context: GrantRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: RuleViolationMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
         OperationsController(pool: pool, serviceKey: serviceKey, metrics: metrics).addRoutes(to: router)
