@@ -112,3 +112,29 @@ import Testing
         #expect(GrantRules.ownerOnly.apiError.status == .forbidden && GrantRules.accessRevoked.apiError.code == "access_revoked")
     }
 }
+
+/// What a valid revocation is, beyond its grants: checked against what the store counted.
+@Suite struct GrantRevocationRulesTests {
+    @Test func revokingEverywhereNeedsAUserWhoSharesSomething() throws {
+        try GrantRules.checkRevocableEverywhere(userExists: true, familyMembersShared: 2)
+        #expect(GrantRulesTests.violation { try GrantRules.checkRevocableEverywhere(userExists: false, familyMembersShared: 0) }?.apiError.status == .notFound)
+        #expect(GrantRulesTests.violation { try GrantRules.checkRevocableEverywhere(userExists: true, familyMembersShared: 0) }?.code == "not_a_grantee")
+    }
+
+    @Test func onlyItsStarterContinuesARevocation() throws {
+        let starter = UUID()
+        try GrantRules.checkContinues(startedBy: starter, caller: starter)
+        #expect(GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: nil, caller: starter) }?.apiError.status == .notFound)
+        #expect(GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: UUID(), caller: starter) }?.apiError.status == .forbidden)
+    }
+
+    @Test func noEditIsLost() throws {
+        try GrantRules.checkNoEditIsLost(total: 10, missing: 0, changed: 0, examples: nil)
+        #expect(GrantRulesTests.violation { try GrantRules.checkNoEditIsLost(total: 10, missing: 1, changed: 3, examples: nil) }?.code == "records_missing")
+        let changed = GrantRulesTests.violation { try GrantRules.checkNoEditIsLost(total: 10, missing: 0, changed: 1, examples: "{a}") }
+        #expect(changed?.code == "records_changed" && changed?.apiError.status == .conflict)
+        #expect(GrantRulesTests.violation { try GrantRules.checkAllSwapped(swapped: 9, of: 10) }?.code == "records_missing")
+        #expect(GrantRulesTests.violation { try GrantRules.checkBatchOwned(batch: 3, owned: 2) }?.code == "unknown_records")
+        #expect(GrantRulesTests.violation { try GrantRules.checkUnchangedVersion(current: 3, from: 2) } == GrantRules.versionConflict(current: 3))
+    }
+}

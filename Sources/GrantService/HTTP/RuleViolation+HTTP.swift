@@ -2,13 +2,14 @@ import Hummingbird
 import RescindServiceSupport
 
 /// The one place where a broken business rule gets its HTTP status: ill-formed → 400,
-/// refused → 422, not allowed → 403, conflict → 409, in the services' JSON error shape.
+/// refused → 422, not allowed → 403, not found → 404, conflict → 409, in the services' JSON error shape.
 extension RuleViolation {
     var status: HTTPResponse.Status {
         switch kind {
         case .malformed: .badRequest
         case .refused: .unprocessableContent
         case .notAllowed: .forbidden
+        case .notFound: .notFound
         case .conflict: .conflict
         }
     }

@@ -7,6 +7,8 @@ struct RuleViolation: Error, Equatable, Sendable {
         case malformed
         /// Well-formed, but a rule forbids it (revoking the owner, grants that do not match).
         case refused
+        /// What the request names does not exist (or expired).
+        case notFound
         /// The caller may not do this (not the owner, access revoked or being revoked).
         case notAllowed
         /// The state moved on since the client read it (another version, a rotated key).
@@ -18,5 +20,6 @@ struct RuleViolation: Error, Equatable, Sendable {
     let message: String
 
     static func malformed(_ message: String) -> RuleViolation { RuleViolation(kind: .malformed, code: "bad_request", message: message) }
+    static func notFound(_ what: String) -> RuleViolation { RuleViolation(kind: .notFound, code: "not_found", message: "\(what) not found") }
     static func refused(_ code: String, _ message: String) -> RuleViolation { RuleViolation(kind: .refused, code: code, message: message) }
 }

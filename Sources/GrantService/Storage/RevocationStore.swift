@@ -1,7 +1,6 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
-import RescindServiceSupport
 
 /// Large, atomic revocations: begin → upload re-encrypted records in batches
 /// into a staging area → commit everything in one transaction.
@@ -26,9 +25,7 @@ struct RevocationStore: Sendable {
     func beginForUser(_ revokedUserID: UUID, by owner: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
         try GrantRules.checkReason(request.reason)
         return try await pool.transaction { connection in
-            guard try await families.agreementKey(of: revokedUserID, on: connection) != nil else {
-                throw APIError.notFound("user")
-            }
+            let userExists = try await families.agreementKey(of: revokedUserID, on: connection) != nil
             let familyMemberIDs = try await connection.query(
                 """
                 SELECT f.family_member_id FROM family_members f JOIN access_grants g USING (family_member_id)
@@ -36,9 +33,7 @@ struct RevocationStore: Sendable {
                 ORDER BY f.family_member_id FOR UPDATE OF f
                 """
             ).map { try $0.decode(UUID.self, column: 0) }
-            guard !familyMemberIDs.isEmpty else {
-                throw APIError.unprocessable("not_a_grantee", "this user has no access to any family member you own")
-            }
+            try GrantRules.checkRevocableEverywhere(userExists: userExists, familyMembersShared: familyMemberIDs.count)
             var revocations: [RevocationResponse] = []
             for familyMemberID in familyMemberIDs {
                 let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
@@ -117,10 +112,7 @@ struct RevocationStore: Sendable {
                        (SELECT count(*) FROM replaced)
                 """
             ).first!.decode(Int.self, Int.self)
-            guard owned == request.records.count else {
-                throw APIError.unprocessable(
-                    "unknown_records", "\(request.records.count - owned) record(s) in the batch are not this family member's")
-            }
+            try GrantRules.checkBatchOwned(batch: request.records.count, owned: owned)
             try await connection.copyFrom(
                 table: "staged_records",
                 columns: ["staging_id", "record_id", "source_change_seq", "nonce", "ciphertext", "tag"]
@@ -151,9 +143,7 @@ struct RevocationStore: Sendable {
             let staging = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
             let access = try await FamilyMemberAccess.load(staging.familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
-            guard access.currentFMKVersion == staging.fromFMKVersion else {
-                throw APIError.versionConflict(current: access.currentFMKVersion)
-            }
+            try GrantRules.checkUnchangedVersion(current: access.currentFMKVersion, from: staging.fromFMKVersion)
             let newVersion = staging.fromFMKVersion + 1
             try GrantRules.checkNewVersion(request.newFMKVersion, from: staging.fromFMKVersion)
             try await checkGrants(request.grants, staging: staging, owner: owner, on: connection)
@@ -175,10 +165,7 @@ struct RevocationStore: Sendable {
                   AND r.family_member_id = \(staging.familyMemberID) AND r.change_seq = s.source_change_seq
                 """)
             try await connection.execute("SET LOCAL enable_nestloop = on")
-            guard swapped == recordCount else {
-                throw APIError.unprocessable(
-                    "records_missing", "\(recordCount - swapped) of \(recordCount) record(s) were not re-encrypted")
-            }
+            try GrantRules.checkAllSwapped(swapped: swapped, of: recordCount)
 
             try await connection.execute(
                 """
@@ -260,16 +247,7 @@ struct RevocationStore: Sendable {
             """
         ).first!
         let (total, missing, changed, examples) = try row.decode(Int.self, Int.self, Int.self, String?.self)
-        guard missing == 0 else {
-            throw APIError.unprocessable(
-                "records_missing", "\(missing) of \(total) record(s) were not re-encrypted")
-        }
-        guard changed == 0 else {
-            throw APIError.conflict(
-                "records_changed",
-                "\(changed) record(s) changed since they were re-encrypted (\(examples ?? "")); "
-                    + "re-encrypt them from the change feed and commit again")
-        }
+        try GrantRules.checkNoEditIsLost(total: total, missing: missing, changed: changed, examples: examples)
         return total
     }
 
@@ -288,7 +266,7 @@ struct RevocationStore: Sendable {
         try GrantRules.checkNewGrants(grants, activeGrantees: active, revokedUserID: staging.revokedUserID, ownerUserID: owner)
         for grant in grants where grant.wrapping == .ecdh {
             guard try await families.agreementKey(of: grant.granteeUserID, on: connection) == grant.granteeAgreementPublicKey else {
-                throw APIError.staleIdentityKey
+                throw GrantRules.staleIdentityKey
             }
         }
     }
@@ -343,10 +321,9 @@ private struct Staging {
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
             \(unescaped: lock.rawValue)
             """)
-        guard let row = rows.first else { throw APIError.notFound("revocation (or it expired)") }
-        let (familyMemberID, revoked, from, reason, startedBy, beginChangeSeq) = try row.decode(
+        try GrantRules.checkContinues(startedBy: try rows.first?.decode(UUID.self, column: 4), caller: userID)
+        let (familyMemberID, revoked, from, reason, _, beginChangeSeq) = try rows.first!.decode(
             UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self)
-        guard startedBy == userID else { throw APIError.forbidden("only the user who began this revocation can continue it") }
         return Staging(
             familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
             beginChangeSeq: beginChangeSeq)
