@@ -80,10 +80,15 @@ let package = Package(
             name: "RescindCrypto",
             dependencies: ["CSodium", "CLibCrypto"]
         ),
+
+        // The metadata keys of every structured log (`LogKey`), in one place; no dependencies.
+        .target(name: "RescindObservability"),
+
         .target(
             name: "RescindKafka",
             dependencies: [
                 "CRdKafka",
+                "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,6 +96,7 @@ let package = Package(
             name: "RescindPostgres",
             dependencies: [
                 "CLibPQ",
+                "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -141,6 +147,7 @@ let package = Package(
         .target(
             name: "RescindServiceSupport",
             dependencies: [
+                "RescindObservability",
                 "RescindCrypto",
                 "RescindPostgres",
                 "RescindProtocol",
@@ -156,6 +163,7 @@ let package = Package(
         .target(
             name: "GrantService",
             dependencies: [
+                "RescindObservability",
                 "RescindServiceSupport",
                 "RescindTLS",
                 "RescindConfiguration",
@@ -175,6 +183,7 @@ let package = Package(
         .target(
             name: "AuditService",
             dependencies: [
+                "RescindObservability",
                 "RescindServiceSupport",
                 "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -201,6 +210,7 @@ let package = Package(
         .target(
             name: "DeviceAgent",
             dependencies: [
+                "RescindObservability",
                 "RescindClient",
                 "RescindTLS",
                 "RescindConfiguration",
@@ -237,15 +247,18 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuditServiceMain",
-            dependencies: ["AuditService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AuditService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "DeviceAgentMain",
-            dependencies: ["DeviceAgent", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "DeviceAgent", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "GrantServiceMain",
-            dependencies: ["GrantService", "RescindServiceSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GrantService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: Dev kit (never linked by the product)
@@ -354,7 +367,10 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "GrantService", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                "RescindProtocol", "RescindServiceSupport", .product(name: "Logging", package: "swift-log"),
+                // Router-level tests (`app.test(.router)`) that need no database or broker.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

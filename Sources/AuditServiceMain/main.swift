@@ -1,6 +1,7 @@
 import AuditService
 import Foundation
 import Logging
+import RescindObservability
 import RescindServiceSupport
 
 // rescind-audit-service: configuration from RESCIND_* environment variables (see README).
@@ -9,7 +10,7 @@ await ServiceProcess.run("rescind-audit-service") {
     ServiceProcess.bootstrapLogging(level: configuration.logLevel)
     let logger = Logger(label: "rescind.audit-service")
     let app = try await AuditServiceApplication.build(configuration: configuration, logger: logger) { port in
-        logger.info("audit service listening", metadata: ["port": "\(port)"])
+        logger.info("audit service listening", metadata: [LogKey.port: "\(port)"])
     }
     try await app.runService()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GrantService
 import Logging
+import RescindObservability
 import RescindServiceSupport
 
 // rescind-grant-service: configuration from RESCIND_* environment variables (see README).
@@ -9,7 +10,7 @@ await ServiceProcess.run("rescind-grant-service") {
     ServiceProcess.bootstrapLogging(level: configuration.logLevel)
     let logger = Logger(label: "rescind.grant-service")
     let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
-        logger.info("grant service listening", metadata: ["port": "\(port)"])
+        logger.info("grant service listening", metadata: [LogKey.port: "\(port)"])
     }
     try await app.runService()
 }

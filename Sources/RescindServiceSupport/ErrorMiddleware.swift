@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import RescindObservability
 
 /// Gives every failure the JSON error shape: `APIError`s pass through, Hummingbird's
 /// errors (unknown route, bad parameter) keep their status, and anything unexpected
@@ -18,7 +19,7 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(.serviceUnavailable, "cancelled", "the request was cancelled")
         } catch {
             context.logger.error(
-                "request failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
+                "request failed", metadata: [LogKey.errorType: "\(type(of: error))", LogKey.error: "\(error)"])
             throw APIError(.internalServerError, "internal", "internal error; see the service log")
         }
     }

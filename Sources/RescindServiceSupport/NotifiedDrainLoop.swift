@@ -1,4 +1,5 @@
 import Logging
+import RescindObservability
 import RescindPostgres
 import ServiceLifecycle
 
@@ -86,7 +87,7 @@ public struct NotifiedDrainLoop: Sendable {
         do {
             while try await batch() == batchSize {}
         } catch where !Task.isCancelled {
-            logger.warning("\(name) failed; will retry", metadata: ["error": "\(error)"])
+            logger.warning("\(name) failed; will retry", metadata: [LogKey.error: "\(error)"])
             try? await Task.sleep(for: retryDelay)
         } catch {
             return false

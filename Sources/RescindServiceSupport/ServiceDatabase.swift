@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import RescindPostgres
 
 /// The PostgreSQL pool a service runs on, opened the same way by every service: its own
@@ -27,7 +28,7 @@ public struct ServiceDatabase: Sendable {
             let applied = try await PostgresMigrator(
                 directory: URL(fileURLWithPath: settings.migrationsDirectory), schema: settings.schema, logger: logger
             ).migrate(using: pool)
-            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+            if !applied.isEmpty { logger.info("applied migrations", metadata: [LogKey.migrationsApplied: "\(applied)"]) }
         }
         return ServiceDatabase(configuration: configuration, pool: pool)
     }

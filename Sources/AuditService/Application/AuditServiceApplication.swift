@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import RescindCrypto
 import RescindKafka
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import ServiceLifecycle
@@ -78,7 +79,7 @@ public enum AuditServiceApplication {
             topicWatch = KafkaTopicWatch(admin: admin, topics: topics.inputs + [topics.name(.auditNotifications)])
         }
         if let reason = await topicWatch?.notReadyReason() {
-            logger.warning("not ready until the topics exist", metadata: ["reason": "\(reason)"])
+            logger.warning("not ready until the topics exist", metadata: [LogKey.reason: "\(reason)"])
         }
 
         let health = ConsumerHealth()

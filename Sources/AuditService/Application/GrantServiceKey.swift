@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindCrypto
+import RescindObservability
 
 /// The key every grant-service event must be signed with.
 ///
@@ -26,10 +27,10 @@ enum GrantServiceKey {
         while true {
             do {
                 let key = try await link.serviceKey()
-                logger.info("fetched the grant service key", metadata: ["rescind.key": "\(key)"])
+                logger.info("fetched the grant service key", metadata: [LogKey.key: "\(key)"])
                 return key
             } catch where attempt < attempts {
-                logger.warning("grant service key unavailable; retrying", metadata: ["error": "\(error)"])
+                logger.warning("grant service key unavailable; retrying", metadata: [LogKey.error: "\(error)"])
                 attempt += 1
                 try await Task.sleep(for: retryDelay)
             }

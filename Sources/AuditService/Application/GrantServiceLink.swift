@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOSSL
 import RescindCrypto
-import Logging
+import RescindObservability
 import RescindProtocol
 import RescindServiceSupport
 
@@ -59,7 +60,7 @@ struct GrantServiceLink: Sendable {
         do {
             return try await userID(forToken: token)
         } catch {
-            logger.warning("token introspection failed", metadata: ["error": "\(error)"])
+            logger.warning("token introspection failed", metadata: [LogKey.error: "\(error)"])
             throw APIError.authenticationUnavailable
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindKafka
+import RescindObservability
 import ServiceLifecycle
 import Synchronization
 
@@ -45,13 +46,13 @@ struct InboundConsumer: Service {
                         do {
                             try await consumer.commit(message)
                         } catch {
-                            logger.warning("offset commit failed; the message will be redelivered", metadata: ["error": "\(error)"])
+                            logger.warning("offset commit failed; the message will be redelivered", metadata: [LogKey.error: "\(error)"])
                         }
                     }
                     if phase.end() { break }
                 }
             } catch {
-                logger.error("consumer failed", metadata: ["error": "\(error)"])
+                logger.error("consumer failed", metadata: [LogKey.error: "\(error)"])
             }
         } onGracefulShutdown: {
             // Idle: nothing to finish, leave at once. Busy: the loop stops after its commit.
@@ -82,8 +83,8 @@ struct InboundConsumer: Service {
                 logger.warning(
                     "handling failed",
                     metadata: [
-                        "kafka.topic": "\(message.topic)", "kafka.offset": "\(message.offset)", "error": "\(error)",
-                        "rescind.failure": "\(failure)", "rescind.attempt": "\(attempts)",
+                        LogKey.topic: "\(message.topic)", LogKey.offset: "\(message.offset)", LogKey.error: "\(error)",
+                        LogKey.failure: "\(failure)", LogKey.attempt: "\(attempts)",
                     ])
             }
             var quarantineReason: String?
@@ -108,7 +109,7 @@ struct InboundConsumer: Service {
                     // storage does, which is transient; try again after the delay.
                     _ = health.failed()
                     handler.metrics.retrying(true)
-                    logger.warning("quarantine failed; retrying", metadata: ["error": "\(error)"])
+                    logger.warning("quarantine failed; retrying", metadata: [LogKey.error: "\(error)"])
                 }
             }
             if phase.isStopping { return false }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindCrypto
 import RescindKafka
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 
@@ -84,8 +85,8 @@ struct InboundMessageHandler: Sendable {
             logger.warning(
                 "rejected message",
                 metadata: [
-                    "kafka.topic": "\(position.topic)", "kafka.partition": "\(position.partition)",
-                    "kafka.offset": "\(position.offset)", "rescind.reason": "\(reason)",
+                    LogKey.topic: "\(position.topic)", LogKey.partition: "\(position.partition)",
+                    LogKey.offset: "\(position.offset)", LogKey.reason: "\(reason)",
                 ])
         }
         for duration in conclusions.completions { metrics.commitToLastAck.record(duration) }

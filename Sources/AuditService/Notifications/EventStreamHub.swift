@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 import RescindPostgres
 import ServiceLifecycle
 import Synchronization
@@ -140,7 +141,7 @@ final class EventStreamHub: Service, Sendable {
                 if events.count < 500 { return }
             }
         } catch where !Task.isCancelled {
-            logger.warning("event stream read failed; will retry", metadata: ["error": "\(error)"])
+            logger.warning("event stream read failed; will retry", metadata: [LogKey.error: "\(error)"])
         } catch {}
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindServiceSupport
 import RescindPostgres
 import ServiceLifecycle
 
@@ -17,19 +18,9 @@ struct DeadlineMonitor: Service {
     let metrics: AuditMetrics
     let logger: Logger
 
+    /// Scans every `interval` (`PeriodicService`).
     func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await scan()
-            } catch where !Task.isCancelled {
-                logger.warning("deadline scan failed", metadata: ["error": "\(error)"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
-        }
+        try await PeriodicService(name: "deadline scan", interval: interval, logger: logger) { try await scan() }.run()
     }
 
     func scan() async throws {

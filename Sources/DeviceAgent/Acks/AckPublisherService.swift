@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindKafka
+import RescindObservability
 import ServiceLifecycle
 
 /// Publishes owed acks from the outbox to `device_acks` (keyed by device id) and marks each
@@ -48,7 +49,7 @@ struct AckPublisherService: Service {
     private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> Bool {
         guard engine.faults.publishAcks else { return true }
         let owed = try await engine.store.owedAcks()
-        AgentMetrics.acksOwed(owed.count)
+        engine.metrics.acksOwed(owed.count)
         guard !owed.isEmpty else { return true }
         let key = Data(engine.deviceID.text.utf8)
         let results = await producer.send(
@@ -58,8 +59,8 @@ struct AckPublisherService: Service {
             return nil
         }
         try await engine.store.markSent(delivered)
-        AgentMetrics.acksPublished(delivered.count)
-        AgentMetrics.acksOwed(owed.count - delivered.count)
+        engine.metrics.acksPublished(delivered.count)
+        engine.metrics.acksOwed(owed.count - delivered.count)
         if !delivered.isEmpty {
             engine.logger.info("acks published", metadata: [LogKey.acks: "\(delivered.count)"])
         }

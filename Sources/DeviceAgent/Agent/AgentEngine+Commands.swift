@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindKafka
+import RescindObservability
 import RescindProtocol
 
 extension AgentEngine {
@@ -32,10 +33,10 @@ extension AgentEngine {
             return .ignored
         case .rejected(let reason):
             try await store.increment("rejected_\(reason.rawValue)")
-            AgentMetrics.rejected(reason)
+            metrics.rejected(reason)
             logger.warning(
                 "rejected a device command",
-                metadata: [LogKey.reason: "\(reason.rawValue)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
+                metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
             return .rejected(reason)
         case .accepted(let command):
             guard let keys = keyRing.keys else { return try await receiveLocked(command) }
@@ -46,10 +47,10 @@ extension AgentEngine {
                 logger.info(
                     "command received",
                     metadata: [
-                        LogKey.action: "\(command.action.rawValue)", LogKey.familyMember: "\(command.familyMemberID.text)",
+                        LogKey.action: "\(command.action.rawValue)", LogKey.familyMemberID: "\(command.familyMemberID.text)",
                         LogKey.fmkVersion: "\(command.newFMKVersion)",
                     ])
-                AgentMetrics.received(command.action, locked: false)
+                metrics.received(command.action, locked: false)
                 commandsQueued.signal()
             case .duplicate(done: true, offsetCommitted: true):
                 let ack = try await store.ackReplay(command, signer: keys.signer)
@@ -135,13 +136,13 @@ extension AgentEngine {
 
     func log(_ command: DeviceCommand, decision: CommandDecision, ack: DeviceAck, effect: ChangeEffect, previous: Int) {
         var metadata: Logger.Metadata = [
-            LogKey.command: "\(command.commandID.text)", LogKey.familyMember: "\(command.familyMemberID.text)",
+            LogKey.command: "\(command.commandID.text)", LogKey.familyMemberID: "\(command.familyMemberID.text)",
             LogKey.action: "\(command.action.rawValue)", LogKey.outcome: "\(ack.outcome.rawValue)",
             LogKey.records: "\(effect.recordsProcessed)", LogKey.fmkVersion: "\(effect.fmkVersion)",
-            LogKey.previousVersion: "\(previous)", LogKey.durationMs: "\(ack.durationMs)",
+            LogKey.previousFMKVersion: "\(previous)", LogKey.durationMs: "\(ack.durationMs)",
         ]
         if let error = ack.error { metadata[LogKey.error] = "\(error)" }
-        AgentMetrics.completed(command.action, outcome: ack.outcome, locked: false, duration: .milliseconds(ack.durationMs))
+        metrics.completed(command.action, outcome: ack.outcome, locked: false, duration: .milliseconds(ack.durationMs))
         if case .alreadyApplied(let reason) = decision { metadata[LogKey.reason] = "\(reason)" }
         switch (ack.outcome, command.action) {
         case (.applied, .fmkRotation): logger.notice("rotated FMK and re-keyed the cache", metadata: metadata)

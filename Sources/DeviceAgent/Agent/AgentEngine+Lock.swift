@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindClient
+import RescindObservability
 import RescindProtocol
 
 /// Locked and unlocked operation.
@@ -21,7 +22,7 @@ extension AgentEngine {
             try await processPendingErasures(keys)
             try await mode.withLock { keyRing.set(nil) }
         }
-        AgentMetrics.locked(true)
+        metrics.locked(true)
         logger.notice("agent locked: keys dropped; commands are sealed until the unlock")
     }
 
@@ -40,7 +41,7 @@ extension AgentEngine {
             try await mode.withLock { keyRing.set(keys) }
             try await drainSealedInbox(keys)
         }
-        AgentMetrics.locked(false)
+        metrics.locked(false)
         logger.notice("agent unlocked")
         commandsQueued.signal()
         acksOwed.signal()
@@ -59,10 +60,10 @@ extension AgentEngine {
         } else {
             logger.info(
                 "command sealed until the unlock",
-                metadata: [LogKey.action: "\(command.action.rawValue)", LogKey.familyMember: "\(command.familyMemberID.text)"])
+                metadata: [LogKey.action: "\(command.action.rawValue)", LogKey.familyMemberID: "\(command.familyMemberID.text)"])
         }
         try await store.increment("sealed_commands")
-        AgentMetrics.received(command.action, locked: true)
+        metrics.received(command.action, locked: true)
         return .sealed(seq: sealed.seq)
     }
 
@@ -95,7 +96,7 @@ extension AgentEngine {
             case .queued, .duplicate: break
             }
         }
-        logger.notice("sealed inbox opened", metadata: ["rescind.entries": "\(entries.count)", LogKey.acks: "\(signed)"])
+        logger.notice("sealed inbox opened", metadata: [LogKey.entries: "\(entries.count)", LogKey.acks: "\(signed)"])
         if signed > 0 { acksOwed.signal() }
     }
 
@@ -126,13 +127,13 @@ extension AgentEngine {
     }
 
     private func logLockedErasure(_ command: DeviceCommand, _ result: SealedCommand.Result) {
-        AgentMetrics.completed(command.action, outcome: result.outcome, locked: true, duration: .milliseconds(result.durationMs))
+        metrics.completed(command.action, outcome: result.outcome, locked: true, duration: .milliseconds(result.durationMs))
         logger.notice(
             result.outcome == .applied
                 ? "cryptographically erased cached records and destroyed the FMK while locked; ack signed at unlock"
                 : "erasure command already applied (locked); ack signed at unlock",
             metadata: [
-                LogKey.command: "\(command.commandID.text)", LogKey.familyMember: "\(command.familyMemberID.text)",
+                LogKey.command: "\(command.commandID.text)", LogKey.familyMemberID: "\(command.familyMemberID.text)",
                 LogKey.outcome: "\(result.outcome.rawValue)", LogKey.records: "\(result.recordsProcessed)",
                 LogKey.durationMs: "\(result.durationMs)",
             ])

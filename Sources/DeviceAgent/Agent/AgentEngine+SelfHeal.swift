@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindClient
+import RescindObservability
 import RescindProtocol
 
 extension AgentEngine {
@@ -44,8 +45,8 @@ extension AgentEngine {
                 logger.notice(
                     "self-heal pass changed the cache",
                     metadata: [
-                        "rescind.rotated": "\(report.rotated.count)", "rescind.erased": "\(report.erased.count)",
-                        "rescind.synced": "\(report.synced.count)", "rescind.refused": "\(report.refused.count)",
+                        LogKey.rotated: "\(report.rotated.count)", LogKey.erased: "\(report.erased.count)",
+                        LogKey.synced: "\(report.synced.count)", LogKey.refused: "\(report.refused.count)",
                         LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                     ])
             }
@@ -61,13 +62,13 @@ extension AgentEngine {
             let started = ContinuousClock.now
             let effect = try await store.apply(.erase(state.familyMemberID, floor: state.versionFloor))
             try await store.increment("self_heal_erasures")
-            AgentMetrics.selfHeal("erased")
+            metrics.selfHeal("erased")
             report.erased.append(state.familyMemberID)
             logger.notice(
                 "self-heal: access revoked (403); cryptographically erased cached records and destroyed the FMK",
                 metadata: [
-                    LogKey.familyMember: "\(state.familyMemberID.text)", LogKey.records: "\(effect.recordsProcessed)",
-                    LogKey.previousVersion: "\(state.fmkVersion)", LogKey.source: "self_heal",
+                    LogKey.familyMemberID: "\(state.familyMemberID.text)", LogKey.records: "\(effect.recordsProcessed)",
+                    LogKey.previousFMKVersion: "\(state.fmkVersion)", LogKey.source: "self_heal",
                     LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
             return
@@ -103,22 +104,22 @@ extension AgentEngine {
             let effect = try await store.apply(.rotate(result))
             guard effect.changed else { return }
             try await store.increment("self_heal_rotations")
-            AgentMetrics.selfHeal("rotated")
+            metrics.selfHeal("rotated")
             report.rotated.append(id)
             logger.notice(
                 previous == 0 ? "downloaded family member into the cache" : "self-heal: rotated FMK and re-keyed the cache",
                 metadata: [
-                    LogKey.familyMember: "\(id.text)", LogKey.fmkVersion: "\(effect.fmkVersion)",
-                    LogKey.previousVersion: "\(previous)", LogKey.records: "\(effect.recordsProcessed)",
+                    LogKey.familyMemberID: "\(id.text)", LogKey.fmkVersion: "\(effect.fmkVersion)",
+                    LogKey.previousFMKVersion: "\(previous)", LogKey.records: "\(effect.recordsProcessed)",
                     LogKey.source: "self_heal", LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
         } catch let error as AgentError where error.code == .accessRevoked && previous > 0 {
             let effect = try await store.apply(.erase(id, floor: floor))
-            AgentMetrics.selfHeal("erased")
+            metrics.selfHeal("erased")
             report.erased.append(id)
             logger.notice(
                 "self-heal: access revoked (403); cryptographically erased cached records and destroyed the FMK",
-                metadata: [LogKey.familyMember: "\(id.text)", LogKey.records: "\(effect.recordsProcessed)", LogKey.source: "self_heal"])
+                metadata: [LogKey.familyMemberID: "\(id.text)", LogKey.records: "\(effect.recordsProcessed)", LogKey.source: "self_heal"])
         } catch let error as AgentError where error.code == .accessRevoked {
             return  // lost access between listing and fetching; nothing was held
         } catch let error as AgentError where !error.isTransient && !error.isStorage {
@@ -128,8 +129,8 @@ extension AgentEngine {
 
     private func refuse(_ id: UUID, _ reason: String, report: inout HealReport) async throws {
         try await store.increment("self_heal_refusals")
-        AgentMetrics.selfHeal("refused")
+        metrics.selfHeal("refused")
         report.refused.append(id)
-        logger.error("self-heal refused a change", metadata: [LogKey.familyMember: "\(id.text)", LogKey.reason: "\(reason)"])
+        logger.error("self-heal refused a change", metadata: [LogKey.familyMemberID: "\(id.text)", LogKey.reason: "\(reason)"])
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindObservability
 import RescindProtocol
 
 /// The agent's state machine: receives verified commands into the inbox, carries them out
@@ -16,6 +17,8 @@ final class AgentEngine: Sendable {
     let store: AgentStore
     let logger: Logger
     let faults: AgentFaults
+    /// Where the engine's metrics are recorded (`AgentMetrics.process` outside tests of the metrics themselves).
+    let metrics: AgentMetrics
     /// Serialises commands, self-healing, lock and unlock (each downloads, then writes).
     let work = AsyncLock()
     /// Serialises the receipt of a command with the switch between locked and unlocked, so
@@ -29,16 +32,17 @@ final class AgentEngine: Sendable {
     /// An engine that starts locked when `keystore` is `nil`.
     init(
         configuration: AgentConfiguration, identity: KeystoreIdentity, keystore: Keystore?, store: AgentStore, logger: Logger,
-        faults: AgentFaults
+        faults: AgentFaults, metrics: AgentMetrics = .process
     ) {
         self.configuration = configuration
         self.identity = identity
         self.keyRing = KeyRing(keystore.map { UnlockedKeys($0, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls) })
         self.store = store
         var logger = logger
-        logger[metadataKey: LogKey.device] = "\(identity.deviceID.text)"
+        logger[metadataKey: LogKey.deviceID] = "\(identity.deviceID.text)"
         self.logger = logger
         self.faults = faults
+        self.metrics = metrics
     }
 
     convenience init(configuration: AgentConfiguration, keystore: Keystore, store: AgentStore, logger: Logger, faults: AgentFaults) {

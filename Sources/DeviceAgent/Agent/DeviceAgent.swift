@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindObservability
 import ServiceLifecycle
 import UnixSignals
 
@@ -72,10 +73,10 @@ public final class DeviceAgent: Sendable {
         gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true,
         metrics: (@Sendable () -> [UInt8])? = nil
     ) async throws {
-        AgentMetrics.locked(isLocked)
+        engine.metrics.locked(isLocked)
         engine.logger.notice(
             isLocked ? "device agent starting locked" : "device agent starting",
-            metadata: ["rescind.user": "\(userID.uuidString.lowercased())", "kafka.topic": "\(engine.configuration.commandsTopic)"])
+            metadata: [LogKey.userID: "\(userID.uuidString.lowercased())", LogKey.topic: "\(engine.configuration.commandsTopic)"])
         // Finish what the inbox owes before self-healing, so that a command interrupted by a
         // crash is acknowledged for what it did (`applied`), not overtaken by the self-heal.
         do {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindClient
+import RescindObservability
 import ServiceLifecycle
 import UnixSignals
 

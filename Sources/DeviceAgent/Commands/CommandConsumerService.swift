@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindKafka
+import RescindObservability
 import ServiceLifecycle
 
 /// Reads `device_commands` in this device's own consumer group (`rescind-agent-<device id>`),
@@ -21,7 +22,7 @@ struct CommandConsumerService: Service {
         kafka.additionalProperties = configuration.kafka.consumerProperties
         let consumer = try KafkaConsumer(
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
-        engine.logger.info("consuming device commands", metadata: ["kafka.topic": "\(configuration.commandsTopic)"])
+        engine.logger.info("consuming device commands", metadata: [LogKey.topic: "\(configuration.commandsTopic)"])
         do {
             try await withGracefulShutdownHandler {
                 for try await message in consumer.messages {
@@ -74,16 +75,16 @@ struct CommandConsumerService: Service {
                 attempts += 1
                 let failure = CommandFailure.classify(error)
                 let metadata: Logger.Metadata = [
-                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)",
-                    LogKey.error: "\(error)", "rescind.attempt": "\(attempts)",
+                    LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)",
+                    LogKey.error: "\(error)", LogKey.attempt: "\(attempts)",
                 ]
                 if failure == .content || attempts >= CommandFailure.retryBudget {
-                    AgentMetrics.quarantined(failure)
+                    engine.metrics.quarantined(failure)
                     try? await engine.store.increment("rejected_\(CommandValidation.Rejection.unprocessable.rawValue)")
                     engine.logger.error("quarantined a device command that cannot be taken in", metadata: metadata)
                     return .rejected(.unprocessable)
                 }
-                AgentMetrics.retried()
+                engine.metrics.retried()
                 engine.logger.warning("taking in a device command failed; retrying", metadata: metadata)
             }
             try await Task.sleep(for: delay)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindClient
+import RescindObservability
 import ServiceLifecycle
 
 /// Carries out the commands in the inbox as they arrive, retrying with backoff while the
@@ -20,7 +21,7 @@ struct CommandExecutorService: Service {
                     try await engine.commandsQueued.wait(upTo: .seconds(1))
                 } catch let error as AgentError where error.isTransient {
                     engine.logger.warning(
-                        "commands wait for the grant service", metadata: [LogKey.error: "\(error)", "rescind.retry_in": "\(delay)"])
+                        "commands wait for the grant service", metadata: [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)"])
                     try await Task.sleep(for: delay)
                     delay = min(delay * 2, engine.configuration.selfHealInterval)
                 }

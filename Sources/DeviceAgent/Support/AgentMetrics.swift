@@ -1,56 +1,108 @@
-import Metrics
+import Prometheus
 import RescindProtocol
 
-/// The agent's metrics, by swift-metrics (whatever backend the process bootstrapped; the
-/// `rescind-agent` executable uses Prometheus, see `AgentMetricsExport`). Labels carry
-/// actions, outcomes and reasons, never identifiers or secrets.
-enum AgentMetrics {
-    /// A command stored in the inbox (or sealed while locked).
-    static func received(_ action: DeviceAction, locked: Bool) {
-        Counter(label: "rescind_agent_commands_received_total", dimensions: [("action", action.rawValue), ("locked", "\(locked)")])
-            .increment()
+/// The agent's metrics: every metric it exports is named and documented here, and this is the
+/// only place that makes metric handles (the architecture tests check it). Unlabelled metrics
+/// are created once, in `init`; a labelled family is made by the method that records it.
+/// Labels carry actions, outcomes and reasons, never identifiers or secrets.
+///
+/// `process` is the agent's registry, the one `AgentMetricsExport` writes to the metrics file
+/// (one agent per process; agents sharing a test process share it, as before).
+final class AgentMetrics: Sendable {
+    static let process = AgentMetrics(registry: PrometheusCollectorRegistry())
+
+    let registry: PrometheusCollectorRegistry
+    /// `rescind_agent_command_retries_total`: transient failures taking in a `device_commands` message, retried.
+    private let commandRetries: Counter
+    /// `rescind_agent_acks_published_total`: acks the broker acknowledged.
+    private let acksPublishedTotal: Counter
+    /// `rescind_agent_acks_owed`: acks signed and not yet acknowledged by the broker.
+    private let acksOwedGauge: Gauge
+    /// `rescind_agent_locked`: 1 while the agent runs without its keys.
+    private let lockedGauge: Gauge
+
+    /// The buckets of `rescind_agent_command_duration_seconds` (swift-prometheus's default for timers).
+    static let durationBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
+
+    /// `rescind_agent_<metric>_<unit>`.
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "rescind", subsystem: "agent", metricName: metric, unitName: unit, helpText: help)
     }
 
-    static func rejected(_ reason: CommandValidation.Rejection) {
-        Counter(label: "rescind_agent_commands_rejected_total", dimensions: [("reason", reason.rawValue)]).increment()
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        commandRetries = registry.makeCounter(
+            descriptor: Self.name("command_retries", "total", "Transient failures taking in a device command, retried."))
+        acksPublishedTotal = registry.makeCounter(
+            descriptor: Self.name("acks_published", "total", "Acks the broker acknowledged."))
+        acksOwedGauge = registry.makeGauge(
+            descriptor: Self.name("acks_owed", "", "Acks signed and not yet acknowledged by the broker."))
+        lockedGauge = registry.makeGauge(descriptor: Self.name("locked", "", "1 while the agent runs without its keys."))
     }
 
-    /// A `device_commands` message skipped because it could not be taken in, by the failure's class.
-    static func quarantined(_ failure: CommandFailure) {
-        Counter(label: "rescind_agent_commands_quarantined_total", dimensions: [("class", "\(failure)")]).increment()
-    }
-
-    /// A transient failure taking in a `device_commands` message, retried.
-    static func retried() {
-        Counter(label: "rescind_agent_command_retries_total").increment()
-    }
-
-    /// A command carried out (or found already applied), with how long it took.
-    static func completed(_ action: DeviceAction, outcome: DeviceAck.Outcome, locked: Bool, duration: Duration) {
-        Counter(
-            label: "rescind_agent_commands_completed_total",
-            dimensions: [("action", action.rawValue), ("outcome", outcome.rawValue), ("locked", "\(locked)")]
+    /// `rescind_agent_commands_received_total{action,locked}`: a command stored in the inbox (or sealed while locked).
+    func received(_ action: DeviceAction, locked: Bool) {
+        registry.makeCounter(
+            descriptor: Self.name("commands_received", "total", "Commands stored in the inbox (or sealed while locked)."),
+            labels: [("action", action.rawValue), ("locked", "\(locked)")]
         ).increment()
-        Metrics.Timer(label: "rescind_agent_command_duration_seconds", dimensions: [("action", action.rawValue)])
-            .recordNanoseconds(Int64(duration.wholeMilliseconds) * 1_000_000)
     }
 
-    /// A change self-healing made without a command: `rotated`, `erased` or `refused`.
-    static func selfHeal(_ change: String) {
-        Counter(label: "rescind_agent_self_heal_changes_total", dimensions: [("change", change)]).increment()
+    /// `rescind_agent_commands_rejected_total{reason}`: a command refused by validation.
+    func rejected(_ reason: CommandValidation.Rejection) {
+        registry.makeCounter(
+            descriptor: Self.name("commands_rejected", "total", "Commands refused by validation."), labels: [("reason", reason.rawValue)]
+        ).increment()
     }
 
-    static func acksPublished(_ count: Int) {
-        Counter(label: "rescind_agent_acks_published_total").increment(by: count)
+    /// `rescind_agent_commands_quarantined_total{class}`: a `device_commands` message skipped because it
+    /// could not be taken in, by the failure's class.
+    func quarantined(_ failure: CommandFailure) {
+        registry.makeCounter(
+            descriptor: Self.name("commands_quarantined", "total", "Device command messages that could not be taken in."),
+            labels: [("class", "\(failure)")]
+        ).increment()
     }
 
-    /// Acks signed and not yet acknowledged by the broker.
-    static func acksOwed(_ count: Int) {
-        Gauge(label: "rescind_agent_acks_owed").record(count)
+    func retried() {
+        commandRetries.increment()
     }
 
-    /// 1 while the agent runs without its keys.
-    static func locked(_ locked: Bool) {
-        Gauge(label: "rescind_agent_locked").record(locked ? 1 : 0)
+    /// `rescind_agent_commands_completed_total{action,outcome,locked}` and
+    /// `rescind_agent_command_duration_seconds{action}`: a command carried out (or found already
+    /// applied), with how long it took.
+    func completed(_ action: DeviceAction, outcome: DeviceAck.Outcome, locked: Bool, duration: Duration) {
+        registry.makeCounter(
+            descriptor: Self.name("commands_completed", "total", "Commands carried out or found already applied."),
+            labels: [("action", action.rawValue), ("outcome", outcome.rawValue), ("locked", "\(locked)")]
+        ).increment()
+        registry.makeDurationHistogram(
+            descriptor: Self.name("command_duration", "seconds", "How long carrying out a command took."),
+            labels: [("action", action.rawValue)], buckets: Self.durationBuckets
+        ).recordNanoseconds(Int64(duration.wholeMilliseconds) * 1_000_000)
+    }
+
+    /// `rescind_agent_self_heal_changes_total{change}`: a change self-healing made without a
+    /// command: `rotated`, `erased` or `refused`.
+    func selfHeal(_ change: String) {
+        registry.makeCounter(
+            descriptor: Self.name("self_heal_changes", "total", "Changes self-healing made without a command."),
+            labels: [("change", change)]
+        ).increment()
+    }
+
+    func acksPublished(_ count: Int) {
+        acksPublishedTotal.increment(by: Int64(count))
+    }
+
+    func acksOwed(_ count: Int) {
+        acksOwedGauge.set(to: Double(count))
+    }
+
+    func locked(_ locked: Bool) {
+        lockedGauge.set(to: locked ? 1 : 0)
     }
 }

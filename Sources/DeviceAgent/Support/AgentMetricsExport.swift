@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import Prometheus
 import RescindClient
+import RescindObservability
 import ServiceLifecycle
 
 /// Prometheus exposition for a device, which runs no HTTP server: the text format written
@@ -11,7 +12,7 @@ public enum AgentMetricsExport {
     /// Makes Prometheus the process's swift-metrics backend (once per process, as swift-metrics
     /// requires) and returns the text renderer to pass to `DeviceAgent.run(metrics:)`.
     public static func bootstrapPrometheus() -> @Sendable () -> [UInt8] {
-        let registry = PrometheusCollectorRegistry()
+        let registry = AgentMetrics.process.registry
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         return { registry.emitToBuffer() }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindClient
+import RescindObservability
 import ServiceLifecycle
 
 /// Self-heals at start, then every `selfHealInterval`; after a failure it retries with a

@@ -4,6 +4,7 @@ import Logging
 import Prometheus
 import RescindCrypto
 import RescindKafka
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import ServiceLifecycle
@@ -22,7 +23,7 @@ public enum GrantServiceApplication {
     ) async throws -> some ApplicationProtocol {
         // Bootstraps swift-metrics before anything records a metric; done lazily by the
         // first scrape instead, every metric recorded until then would be lost.
-        _ = MetricsRegistry.shared
+        let metrics = GrantMetrics()
         // First, so that an unusable certificate stops the service before it touches anything.
         let server = try ServiceServer.builder(tls: configuration.http.tls)
         let signingKey = try SigningKeyFile.load(
@@ -37,7 +38,7 @@ public enum GrantServiceApplication {
 
         let topicWatch = try configuration.kafka.checkTopics ? Self.topicWatch(configuration.kafka, logger: logger) : nil
         if let reason = await topicWatch?.notReadyReason() {
-            logger.warning("not ready until the topics exist", metadata: ["reason": "\(reason)"])
+            logger.warning("not ready until the topics exist", metadata: [LogKey.reason: "\(reason)"])
         }
 
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
@@ -48,7 +49,7 @@ public enum GrantServiceApplication {
             records: RecordStore(pool: pool),
             revocations: RevocationStore(
                 pool: pool, families: families, outbox: outbox, stagingLifetime: configuration.lifetimes.staging),
-            serviceKey: signingKey.publicKey, topicWatch: topicWatch)
+            serviceKey: signingKey.publicKey, topicWatch: topicWatch, metrics: metrics)
 
         var app = Application(
             router: router,
@@ -62,7 +63,7 @@ public enum GrantServiceApplication {
             PoolService(pool: pool),
             OutboxRelay(
                 pool: pool, database: database, producer: producer, batchSize: configuration.outbox.batchSize,
-                pollInterval: configuration.outbox.pollInterval, logger: logger),
+                pollInterval: configuration.outbox.pollInterval, metrics: metrics, logger: logger),
             Janitor(
                 pool: pool, families: families, outbox: outbox, interval: configuration.lifetimes.janitorInterval,
                 retention: configuration.lifetimes.revokedGrantRetention, logger: logger))
@@ -72,13 +73,14 @@ public enum GrantServiceApplication {
     static func buildRouter(
         configuration: GrantServiceConfiguration, pool: PostgresConnectionPool, identities: IdentityStore,
         families: FamilyMemberStore, records: RecordStore, revocations: RevocationStore, serviceKey: Ed25519.PublicKey,
-        topicWatch: KafkaTopicWatch? = nil
+        topicWatch: KafkaTopicWatch? = nil, metrics: GrantMetrics = GrantMetrics()
     ) -> Router<GrantRequestContext> {
         let router = Router(context: GrantRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: RuleViolationMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
-        OperationsController(pool: pool, serviceKey: serviceKey, topicWatch: topicWatch).addRoutes(to: router)
+        OperationsController(pool: pool, serviceKey: serviceKey, metrics: metrics, topicWatch: topicWatch).addRoutes(to: router)
 
         let v1 = router.group("v1")
         let identity = IdentityController(identities: identities, lifetimes: configuration.lifetimes)
@@ -88,7 +90,7 @@ public enum GrantServiceApplication {
         FamilyMemberController(families: families).addRoutes(to: authenticated)
         RecordController(records: records).addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
-        RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes)
+        RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
         return router
     }

@@ -6,13 +6,7 @@ extension APIError {
     static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
     static let deviceRetired = APIError(
         .unauthorized, "device_retired", "this device was retired by its user; it can no longer authenticate")
-    static let accessRevoked = APIError(.forbidden, "access_revoked", "your access to this family member was revoked")
-    static let revocationPending = APIError(
-        .forbidden, "revocation_pending", "your access to this family member is being revoked; records are read-only")
-    static let staleIdentityKey = APIError(
-        .conflict, "stale_identity_key",
-        "the FMK was wrapped to a key that is not the grantee's current one (their identity was rotated); fetch it again")
-    static func versionConflict(current: Int) -> APIError {
-        APIError(.conflict, "version_conflict", "the family member is at FMK version \(current); refresh and retry")
-    }
+    /// The rules' violations, for the stores not yet moved onto `GrantRules` (one definition each).
+    static let staleIdentityKey = GrantRules.staleIdentityKey.apiError
+    static func versionConflict(current: Int) -> APIError { GrantRules.versionConflict(current: current).apiError }
 }

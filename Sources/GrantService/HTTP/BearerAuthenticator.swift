@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RescindCrypto
+import RescindObservability
 import RescindServiceSupport
 
 /// Resolves `Authorization: Bearer <token>` to the device it was issued to.
@@ -18,8 +19,8 @@ struct BearerAuthenticator: RouterMiddleware {
         }
         var context = context
         context.identity = identity
-        context.logger[metadataKey: "rescind.user_id"] = "\(identity.userID)"
-        context.logger[metadataKey: "rescind.device_id"] = "\(identity.deviceID)"
+        context.logger[metadataKey: LogKey.userID] = "\(identity.userID)"
+        context.logger[metadataKey: LogKey.deviceID] = "\(identity.deviceID)"
         return try await next(request, context)
     }
 

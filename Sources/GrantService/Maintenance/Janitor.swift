@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import RescindObservability
 import RescindPostgres
+import RescindServiceSupport
 import RescindProtocol
 import ServiceLifecycle
 
@@ -16,20 +18,9 @@ struct Janitor: Service {
     let retention: Duration
     let logger: Logger
 
+    /// Sweeps every `interval` (`PeriodicService`).
     func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await sweep()
-            } catch where !Task.isCancelled {
-                logger.warning("janitor sweep failed", metadata: ["error": "\(error)"])
-            }
-            // Ends the loop promptly on graceful shutdown or cancellation.
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
-        }
+        try await PeriodicService(name: "janitor sweep", interval: interval, logger: logger) { try await sweep() }.run()
     }
 
     func sweep() async throws {
@@ -41,7 +32,7 @@ struct Janitor: Service {
             try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
         }
         let purged = try await purgeRevokedGrants()
-        if purged > 0 { logger.info("purged revoked grants", metadata: ["rescind.grants": "\(purged)"]) }
+        if purged > 0 { logger.info("purged revoked grants", metadata: [LogKey.grants: "\(purged)"]) }
     }
 
     /// Hard-deletes grants revoked longer than `retention` ago.

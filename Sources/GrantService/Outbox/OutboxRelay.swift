@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Metrics
 import RescindKafka
 import RescindPostgres
 import RescindServiceSupport
@@ -20,6 +19,7 @@ struct OutboxRelay: Service {
     let producer: KafkaProducer
     let batchSize: Int
     let pollInterval: Duration
+    let metrics: GrantMetrics
     let logger: Logger
 
     func run() async throws {
@@ -54,7 +54,7 @@ struct OutboxRelay: Service {
                     UPDATE outbox SET sent_at = now()
                     WHERE outbox_id = ANY(\(PostgresArray(delivered)))
                     """)
-                Counter(label: "rescind_outbox_published_total").increment(by: delivered.count)
+                metrics.outboxPublished.increment(by: Int64(delivered.count))
             }
             if delivered.count < ids.count {
                 let failure = results.first { if case .failure = $0 { true } else { false } }
@@ -70,7 +70,7 @@ struct OutboxRelay: Service {
                 "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE sent_at IS NULL"
             ).first?.decode(Double.self, column: 0)
         }
-        Gauge(label: "rescind_outbox_lag_seconds").record(lag.flatMap { $0 } ?? 0)
+        metrics.outboxLag.set(to: lag.flatMap { $0 } ?? 0)
     }
 }
 

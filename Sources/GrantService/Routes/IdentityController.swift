@@ -158,10 +158,9 @@ enum Validation {
         }
     }
 
+    /// `GrantRules.checkWrappedFMK`: the one 40-byte rule.
     static func wrappedKey(_ bytes: Data) throws {
-        guard bytes.count == 40 else {
-            throw APIError.unprocessable("invalid_wrapped_key", "a wrapped FMK is exactly 40 bytes (RFC 3394 of a 256-bit key)")
-        }
+        try GrantRules.checkWrappedFMK(bytes)
     }
 }
 

@@ -11,6 +11,7 @@ import RescindServiceSupport
 struct OperationsController {
     let pool: PostgresConnectionPool
     let serviceKey: Ed25519.PublicKey
+    let metrics: GrantMetrics
     /// Not ready until the topics the outbox publishes to exist (nil: not checked).
     var topicWatch: KafkaTopicWatch? = nil
 
@@ -35,7 +36,7 @@ struct OperationsController {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: MetricsRegistry.shared.emitToBuffer())))
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
         }
         router.get("v1/openapi.yaml") { _, _ in
             Response(

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Metrics
+import RescindObservability
 import RescindProtocol
 import RescindServiceSupport
 
@@ -8,6 +8,7 @@ import RescindServiceSupport
 struct RevocationController {
     let revocations: RevocationStore
     let maxUploadBytes: Int
+    let metrics: GrantMetrics
 
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
         group.post("family-members/:familyMemberID/revocations", use: begin)
@@ -45,14 +46,14 @@ struct RevocationController {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: CommitRevocationRequest.self, context: context)
         let committed = try await revocations.commit(try context.uuidParameter("revocationID"), by: caller.userID, body)
-        Counter(label: "rescind_revocations_committed_total").increment()
-        Counter(label: "rescind_records_reencrypted_total").increment(by: committed.recordsReencrypted)
+        metrics.revocationsCommitted.increment()
+        metrics.recordsReencrypted.increment(by: Int64(committed.recordsReencrypted))
         context.logger.info(
             "revocation committed",
             metadata: [
-                "rescind.event_id": "\(committed.eventID)", "rescind.family_member_id": "\(committed.familyMemberID)",
-                "rescind.fmk_version": "\(committed.newFMKVersion)", "rescind.records": "\(committed.recordsReencrypted)",
-                "rescind.devices": "\(committed.devicesNotified)",
+                LogKey.eventID: "\(committed.eventID)", LogKey.familyMemberID: "\(committed.familyMemberID)",
+                LogKey.fmkVersion: "\(committed.newFMKVersion)", LogKey.records: "\(committed.recordsReencrypted)",
+                LogKey.devices: "\(committed.devicesNotified)",
             ])
         return committed
     }

@@ -51,21 +51,16 @@ struct FamilyMemberAccess: Sendable {
             createdAt: createdAt, standing: standing, isOwner: owner == userID)
     }
 
-    /// Reading records or keys needs an active grant.
+    /// Reading records or keys needs an active grant (`GrantRules.checkCanRead`).
     func requireActiveGrant() throws {
-        switch standing {
-        case .active: return
-        case .revoked: throw APIError.accessRevoked
-        case .none: throw APIError.forbidden("you have no access to this family member")
-        }
+        try GrantRules.checkCanRead(standing)
     }
 
-    /// Writing records needs an active grant that no revocation has begun to end: the user
-    /// being revoked cannot add, change or delete records between `begin` and `commit`, so
-    /// they cannot delay or block their own revocation. Needs the row lock (`load(lock: true)`),
-    /// which `begin` also takes, so a write and a begin never interleave.
+    /// Writing records needs an active grant that no revocation has begun to end
+    /// (`GrantRules.checkCanWrite`). Needs the row lock (`load(lock: true)`), which `begin`
+    /// also takes, so a write and a begin never interleave.
     func requireWriteAccess(on connection: PostgresConnection) async throws {
-        try requireActiveGrant()
+        try GrantRules.checkCanRead(standing)
         let pending = try await connection.query(
             """
             SELECT EXISTS (SELECT 1 FROM revocation_stagings
@@ -73,14 +68,11 @@ struct FamilyMemberAccess: Sendable {
                              AND expires_at > now())
             """
         ).first!.decode(Bool.self, column: 0)
-        if pending { throw APIError.revocationPending }
+        try GrantRules.checkCanWrite(standing, revocationPending: pending)
     }
 
-    /// Granting, revoking and transferring are the owner's alone.
+    /// Granting, revoking and transferring are the owner's alone (`GrantRules.checkIsOwner`).
     func requireOwner() throws {
-        guard isOwner else {
-            try requireActiveGrant()
-            throw APIError.forbidden("only the family member's owner can do this")
-        }
+        try GrantRules.checkIsOwner(isOwner, standing: standing)
     }
 }

@@ -217,7 +217,8 @@ struct FamilyMemberStore: Sendable {
                 VALUES (\(grantID), \(familyMemberID), \(grantee), \(grantedBy), \(wrapping), \(granterKey), \(wrappedFMK), \(version))
                 """)
         } catch let error as PostgresError where error.isCheckViolation {
-            throw APIError.unprocessable("invalid_wrapped_key", "a wrapped FMK is exactly 40 bytes (RFC 3394 of a 256-bit key)")
+            // The table's CHECK is the same rule, enforced once more by the database.
+            throw GrantRules.invalidWrappedKey
         }
         return grantID
     }

@@ -1,7 +1,6 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
-import RescindServiceSupport
 
 /// Large, atomic revocations: begin → upload re-encrypted records in batches
 /// into a staging area → commit everything in one transaction.
@@ -14,7 +13,7 @@ struct RevocationStore: Sendable {
     // MARK: Begin
 
     func begin(_ familyMemberID: UUID, by owner: UUID, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
-        try Self.validate(reason: request.reason)
+        try GrantRules.checkReason(request.reason)
         return try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
@@ -24,11 +23,9 @@ struct RevocationStore: Sendable {
 
     /// Stolen device: one revocation per family member the caller owns that the user can read.
     func beginForUser(_ revokedUserID: UUID, by owner: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
-        try Self.validate(reason: request.reason)
+        try GrantRules.checkReason(request.reason)
         return try await pool.transaction { connection in
-            guard try await families.agreementKey(of: revokedUserID, on: connection) != nil else {
-                throw APIError.notFound("user")
-            }
+            let userExists = try await families.agreementKey(of: revokedUserID, on: connection) != nil
             let familyMemberIDs = try await connection.query(
                 """
                 SELECT f.family_member_id FROM family_members f JOIN access_grants g USING (family_member_id)
@@ -36,9 +33,7 @@ struct RevocationStore: Sendable {
                 ORDER BY f.family_member_id FOR UPDATE OF f
                 """
             ).map { try $0.decode(UUID.self, column: 0) }
-            guard !familyMemberIDs.isEmpty else {
-                throw APIError.unprocessable("not_a_grantee", "this user has no access to any family member you own")
-            }
+            try GrantRules.checkRevocableEverywhere(userExists: userExists, familyMembersShared: familyMemberIDs.count)
             var revocations: [RevocationResponse] = []
             for familyMemberID in familyMemberIDs {
                 let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
@@ -53,13 +48,13 @@ struct RevocationStore: Sendable {
         _ access: FamilyMemberAccess, revoking revokedUserID: UUID, reason: String?, by owner: UUID,
         on connection: PostgresConnection
     ) async throws -> RevocationResponse {
-        guard revokedUserID != access.ownerUserID else {
-            throw APIError.unprocessable("cannot_revoke_owner", "the owner cannot be revoked; transfer ownership first")
+        // The owner is refused before anything else is read.
+        if revokedUserID == access.ownerUserID {
+            try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: true)
         }
         let target = try await FamilyMemberAccess.load(access.familyMemberID, for: revokedUserID, on: connection)
-        guard case .active = target.standing else {
-            throw APIError.unprocessable("not_a_grantee", "this user has no active access to revoke")
-        }
+        let hasActiveAccess = if case .active = target.standing { true } else { false }
+        try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: hasActiveAccess)
         let recordIDs = try await connection.query(
             "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
         ).map { try $0.decode(UUID.self, column: 0) }
@@ -92,21 +87,12 @@ struct RevocationStore: Sendable {
             recordIDs: recordIDs, remainingGrantees: remaining, expiresAt: expiresAt)
     }
 
-    private static func validate(reason: String?) throws {
-        // The limits of the event that will carry it (`MessageLimits`): one its consumers would refuse is refused here.
-        if let reason, !MessageLimits.isSafeText(reason, maxLength: MessageLimits.reasonLength) {
-            throw APIError.badRequest("reason is limited to \(MessageLimits.reasonLength) characters, without control characters")
-        }
-    }
-
     // MARK: Upload
 
     /// Stages a batch; a record uploaded again replaces its earlier upload.
     func upload(_ revocationID: UUID, by owner: UUID, _ request: UploadBatchRequest) async throws -> UploadBatchResponse {
         for record in request.records { try RecordStore.validate(nonce: record.nonce, tag: record.tag) }
-        guard Set(request.records.map(\.recordID)).count == request.records.count else {
-            throw APIError.badRequest("a batch names each record at most once")
-        }
+        try GrantRules.checkBatch(request.records.map(\.recordID))
         return try await pool.transaction { connection in
             // Key-share lock: a commit or abandon (which locks the row for update) waits for the
             // uploads in flight, and concurrent uploads of one revocation do not wait for each other.
@@ -126,10 +112,7 @@ struct RevocationStore: Sendable {
                        (SELECT count(*) FROM replaced)
                 """
             ).first!.decode(Int.self, Int.self)
-            guard owned == request.records.count else {
-                throw APIError.unprocessable(
-                    "unknown_records", "\(request.records.count - owned) record(s) in the batch are not this family member's")
-            }
+            try GrantRules.checkBatchOwned(batch: request.records.count, owned: owned)
             try await connection.copyFrom(
                 table: "staged_records",
                 columns: ["staging_id", "record_id", "source_change_seq", "nonce", "ciphertext", "tag"]
@@ -160,13 +143,9 @@ struct RevocationStore: Sendable {
             let staging = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
             let access = try await FamilyMemberAccess.load(staging.familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
-            guard access.currentFMKVersion == staging.fromFMKVersion else {
-                throw APIError.versionConflict(current: access.currentFMKVersion)
-            }
+            try GrantRules.checkUnchangedVersion(current: access.currentFMKVersion, from: staging.fromFMKVersion)
             let newVersion = staging.fromFMKVersion + 1
-            guard request.newFMKVersion == newVersion else {
-                throw APIError.unprocessable("invalid_version", "this revocation moves to FMK version \(newVersion)")
-            }
+            try GrantRules.checkNewVersion(request.newFMKVersion, from: staging.fromFMKVersion)
             try await checkGrants(request.grants, staging: staging, owner: owner, on: connection)
 
             // Never a nested loop here: with statistics taken when the family member (or the
@@ -186,10 +165,7 @@ struct RevocationStore: Sendable {
                   AND r.family_member_id = \(staging.familyMemberID) AND r.change_seq = s.source_change_seq
                 """)
             try await connection.execute("SET LOCAL enable_nestloop = on")
-            guard swapped == recordCount else {
-                throw APIError.unprocessable(
-                    "records_missing", "\(recordCount - swapped) of \(recordCount) record(s) were not re-encrypted")
-            }
+            try GrantRules.checkAllSwapped(swapped: swapped, of: recordCount)
 
             try await connection.execute(
                 """
@@ -271,21 +247,12 @@ struct RevocationStore: Sendable {
             """
         ).first!
         let (total, missing, changed, examples) = try row.decode(Int.self, Int.self, Int.self, String?.self)
-        guard missing == 0 else {
-            throw APIError.unprocessable(
-                "records_missing", "\(missing) of \(total) record(s) were not re-encrypted")
-        }
-        guard changed == 0 else {
-            throw APIError.conflict(
-                "records_changed",
-                "\(changed) record(s) changed since they were re-encrypted (\(examples ?? "")); "
-                    + "re-encrypt them from the change feed and commit again")
-        }
+        try GrantRules.checkNoEditIsLost(total: total, missing: missing, changed: changed, examples: examples)
         return total
     }
 
-    /// The new grants must re-wrap the FMK for exactly the remaining grantees: never the
-    /// revoked user, nobody left out, nobody added.
+    /// The new grants must re-wrap the FMK for exactly the remaining grantees (`GrantRules.checkNewGrants`),
+    /// each ecdh copy to the grantee's current agreement key.
     private func checkGrants(
         _ grants: [NewGrant], staging: Staging, owner: UUID, on connection: PostgresConnection
     ) async throws {
@@ -296,31 +263,10 @@ struct RevocationStore: Sendable {
                 WHERE family_member_id = \(staging.familyMemberID) AND revoked_at IS NULL
                 """
             ).map { try $0.decode(UUID.self, column: 0) })
-        guard active.contains(staging.revokedUserID) else {
-            throw APIError.unprocessable("not_a_grantee", "this user no longer has access")
-        }
-        let named = grants.map(\.granteeUserID)
-        guard !named.contains(staging.revokedUserID) else {
-            throw APIError.unprocessable("grant_for_revoked_user", "the new FMK must not be wrapped for the revoked user")
-        }
-        guard Set(named).count == named.count, Set(named) == active.subtracting([staging.revokedUserID]) else {
-            throw APIError.unprocessable(
-                "grants_mismatch", "the commit must carry one new wrapped FMK for each remaining grantee, and no other")
-        }
-        for grant in grants {
-            guard grant.wrappedFMK.count == 40 else {
-                throw APIError.unprocessable("invalid_wrapped_key", "a wrapped FMK is exactly 40 bytes")
-            }
-            guard grant.wrapping == .ecdh || grant.granteeUserID == owner else {
-                throw APIError.unprocessable("invalid_wrapping", "only the owner's own copy can be self-wrapped")
-            }
-            if grant.wrapping == .ecdh {
-                guard let wrappedTo = grant.granteeAgreementPublicKey else {
-                    throw APIError.unprocessable("invalid_wrapping", "an ecdh copy names the grantee key it was wrapped to")
-                }
-                guard try await families.agreementKey(of: grant.granteeUserID, on: connection) == wrappedTo else {
-                    throw APIError.staleIdentityKey
-                }
+        try GrantRules.checkNewGrants(grants, activeGrantees: active, revokedUserID: staging.revokedUserID, ownerUserID: owner)
+        for grant in grants where grant.wrapping == .ecdh {
+            guard try await families.agreementKey(of: grant.granteeUserID, on: connection) == grant.granteeAgreementPublicKey else {
+                throw GrantRules.staleIdentityKey
             }
         }
     }
@@ -377,10 +323,9 @@ private struct Staging {
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
             \(unescaped: lock.rawValue)
             """)
-        guard let row = rows.first else { throw APIError.notFound("revocation (or it expired)") }
-        let (familyMemberID, revoked, from, reason, startedBy, beginChangeSeq) = try row.decode(
+        try GrantRules.checkContinues(startedBy: try rows.first?.decode(UUID.self, column: 4), caller: userID)
+        let (familyMemberID, revoked, from, reason, _, beginChangeSeq) = try rows.first!.decode(
             UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self)
-        guard startedBy == userID else { throw APIError.forbidden("only the user who began this revocation can continue it") }
         return Staging(
             familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
             beginChangeSeq: beginChangeSeq)

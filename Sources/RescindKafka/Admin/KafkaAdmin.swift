@@ -1,4 +1,3 @@
-import CRdKafka
 import Logging
 
 /// Cluster administration: topic creation through the Kafka Admin API
@@ -22,7 +21,7 @@ public final class KafkaAdmin: Sendable {
         properties["log.queue"] = "true"
         let handle = try RDKafkaHandle(
             kind: .producer, properties: properties,
-            events: RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG, logsOnMainQueue: true
+            events: [.errors, .logs], logsOnMainQueue: true
         )
         let mainQueue = RDKafkaQueue.main(of: handle)
         self.handle = handle
@@ -31,9 +30,9 @@ public final class KafkaAdmin: Sendable {
             name: "rescind-kafka-admin",
             step: {
                 mainQueue.poll(timeoutMilliseconds: 100) { event in
-                    switch rd_kafka_event_type(event) {
-                    case RD_KAFKA_EVENT_LOG: RDKafkaLog.forwardLog(event, to: logger)
-                    case RD_KAFKA_EVENT_ERROR: _ = RDKafkaLog.handleError(event, logger: logger, code: .admin)
+                    switch event.kind {
+                    case .log: RDKafkaLog.forwardLog(event, to: logger)
+                    case .error: _ = RDKafkaLog.handleError(event, logger: logger, code: .admin)
                     default: break
                     }
                 }

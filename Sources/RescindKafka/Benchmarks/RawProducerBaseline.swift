@@ -1,4 +1,3 @@
-import CRdKafka
 import Foundation
 
 /// A MEASURING BASELINE, not an API for production code: librdkafka's producer driven
@@ -40,7 +39,7 @@ import Foundation
         var properties = configuration.properties
         // No log routing to serve: librdkafka's own logger prints warnings and errors.
         properties["log.queue"] = "false"
-        let handle = try RDKafkaHandle(kind: .producer, properties: properties, events: RD_KAFKA_EVENT_DR, logsOnMainQueue: false)
+        let handle = try RDKafkaHandle(kind: .producer, properties: properties, events: [.deliveryReports], logsOnMainQueue: false)
         let reports = RDKafkaQueue.main(of: handle)
         var acknowledged = 0
         var failed = 0
@@ -48,9 +47,9 @@ import Foundation
         func serve(waitingMilliseconds: Int32) {
             var wait = waitingMilliseconds
             while let _ = reports.poll(timeoutMilliseconds: wait, { event in
-                guard rd_kafka_event_type(event) == RD_KAFKA_EVENT_DR else { return }
-                while let message = rd_kafka_event_message_next(event) {
-                    if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR { acknowledged += 1 } else { failed += 1 }
+                guard event.kind == .deliveryReport else { return }
+                event.forEachMessage { message in
+                    if message.code == .noError { acknowledged += 1 } else { failed += 1 }
                 }
             }) {
                 wait = 0
@@ -69,12 +68,10 @@ import Foundation
 
         let warmUp = try key.withUnsafeBytes { key in
             try value.withUnsafeBytes { value in
-                handle.withPointer { client in
-                    rescind_rd_kafka_produce(client, topic, key.baseAddress, key.count, value.baseAddress, value.count, nil, nil)
-                }
+                handle.produce(topic: topic, key: key.baseAddress, keyCount: key.count, value: value.baseAddress, valueCount: value.count)
             }
         }
-        guard warmUp == RD_KAFKA_RESP_ERR_NO_ERROR else {
+        guard warmUp == .noError else {
             throw KafkaError(code: .enqueue, rdKafka: warmUp, detail: "the baseline could not queue a message for topic '\(topic)'")
         }
         try awaitReports(1)
@@ -86,15 +83,14 @@ import Foundation
         try key.withUnsafeBytes { key in
             try value.withUnsafeBytes { value in
                 while produced < count {
-                    let result = handle.withPointer { client in
-                        rescind_rd_kafka_produce(
-                            client, topic, key.baseAddress, key.count, value.baseAddress, value.count, nil, nil)
-                    }
+                    let result = handle.produce(
+                        topic: topic, key: key.baseAddress, keyCount: key.count, value: value.baseAddress, valueCount: value.count
+                    )
                     switch result {
-                    case RD_KAFKA_RESP_ERR_NO_ERROR:
+                    case .noError:
                         produced += 1
                         if produced % 1000 == 0 { serve(waitingMilliseconds: 0) }
-                    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                    case .queueFull:
                         serve(waitingMilliseconds: 10)
                     default:
                         throw KafkaError(code: .enqueue, rdKafka: result, detail: "the baseline could not queue a message for topic '\(topic)'")

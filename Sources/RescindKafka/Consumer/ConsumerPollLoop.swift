@@ -1,6 +1,6 @@
-import CRdKafka
 import Dispatch
 import Logging
+import RescindObservability
 
 /// The poll-thread side of a `KafkaConsumer`: serves the consumer queue (messages,
 /// rebalances, errors, logs), hands messages to the sequence, and closes the
@@ -42,14 +42,11 @@ final class ConsumerPollLoop: @unchecked Sendable {
     /// is served until librdkafka reports the consumer closed) and ends the sequence.
     func finish() {
         gate.beginClosing()
-        let closeError = queue.withPointer { queuePointer in
-            handle.withPointer { rd_kafka_consumer_close_queue($0, queuePointer) }
-        }
-        if let closeError {
-            logger.error("consumer close failed", metadata: [LogKey.error: "\(KafkaError(code: .consume, consuming: closeError))"])
+        if let closeError = handle.closeConsumer(through: queue, code: .consume) {
+            logger.error("consumer close failed", metadata: [LogKey.error: "\(closeError)"])
         } else {
             let deadline = ContinuousClock.now + .seconds(60)
-            while handle.withPointer({ rd_kafka_consumer_closed($0) }) == 0, ContinuousClock.now < deadline {
+            while !handle.isConsumerClosed, ContinuousClock.now < deadline {
                 queue.poll(timeoutMilliseconds: 100) { serve($0, closing: true) }
             }
         }
@@ -57,84 +54,78 @@ final class ConsumerPollLoop: @unchecked Sendable {
         continuation.finish(throwing: failure)
     }
 
-    private func serve(_ event: OpaquePointer, closing: Bool) {
-        switch rd_kafka_event_type(event) {
-        case RD_KAFKA_EVENT_FETCH:
-            while let message = rd_kafka_event_message_next(event) {
-                deliver(message, closing: closing)
-            }
-        case RD_KAFKA_EVENT_REBALANCE:
+    private func serve(_ event: RDKafkaEvent, closing: Bool) {
+        switch event.kind {
+        case .fetch:
+            event.forEachMessage { deliver($0, closing: closing) }
+        case .rebalance:
             rebalance(event)
-        case RD_KAFKA_EVENT_ERROR:
+        case .error:
             if let fatal = RDKafkaLog.handleError(event, logger: logger, code: .consume) {
                 failure = fatal
             }
-        case RD_KAFKA_EVENT_LOG:
+        case .log:
             RDKafkaLog.forwardLog(event, to: logger)
-        default:
+        case .deliveryReport, .other:
             break
         }
     }
 
-    private func deliver(_ message: UnsafePointer<rd_kafka_message_t>, closing: Bool) {
-        let error = message.pointee.err
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            if error == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || error == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC {
+    private func deliver(_ message: RDKafkaMessage, closing: Bool) {
+        let error = message.code
+        guard error == .noError else {
+            if error == .unknownTopicOrPartition || error == .unknownTopic {
                 // A subscribed topic not created yet: the subscription stays, and the topic is
                 // picked up at the next metadata refresh (`metadataRefreshInterval`).
                 logger.notice("subscribed topic does not exist yet", metadata: [LogKey.error: "\(KafkaError(code: .consume, rdKafka: error))"])
-            } else if error != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+            } else if error != .partitionEOF {
                 logger.warning("consumer error", metadata: [LogKey.error: "\(KafkaError(code: .consume, rdKafka: error))"])
             }
             return
         }
         guard !closing else { return }
         gate.willBuffer()
-        if case .enqueued = continuation.yield(KafkaMessage(copying: message)) { return }
+        if case .enqueued = continuation.yield(message.copy()) { return }
         gate.didUnbuffer()
     }
 
     /// Applies a group assignment change. On revoke, the partitions are first dropped
     /// from `assignment` (no new commit for them starts), then every commit already
     /// requested is waited for (commit before revoke), then they are unassigned.
-    private func rebalance(_ event: OpaquePointer) {
-        let code = rd_kafka_event_error(event)
-        guard let list = rd_kafka_event_topic_partition_list(event) else { return }
-        let partitions = RDKafkaTopicPartitionList(copying: list).entries.map(\.topicPartition)
-        let cooperative = handle.withPointer { String(cString: rd_kafka_rebalance_protocol($0)) } == "COOPERATIVE"
+    private func rebalance(_ event: RDKafkaEvent) {
+        let code = event.code
+        guard let list = event.copyTopicPartitionList() else { return }
+        let partitions = list.entries.map(\.topicPartition)
+        let cooperative = handle.usesCooperativeRebalancing
         let described = partitions.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ", ")
 
         switch code {
-        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        case .assignPartitions:
             logger.info("partitions assigned", metadata: [LogKey.partitions: "\(described)"])
             assignment.add(partitions)
-            handle.withPointer { client in
-                if cooperative {
-                    if let error = rd_kafka_incremental_assign(client, list) { report(KafkaError(code: .subscription, consuming: error)) }
-                } else {
-                    report(rd_kafka_assign(client, list))
-                }
+            if cooperative {
+                if let error = handle.incrementalAssign(list, code: .subscription) { report(error) }
+            } else {
+                report(handle.assign(list))
             }
-        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+        case .revokePartitions:
             logger.info("partitions revoked", metadata: [LogKey.partitions: "\(described)"])
             assignment.remove(partitions)
             commits.drain()
-            handle.withPointer { client in
-                if cooperative {
-                    if let error = rd_kafka_incremental_unassign(client, list) { report(KafkaError(code: .subscription, consuming: error)) }
-                } else {
-                    report(rd_kafka_assign(client, nil))
-                }
+            if cooperative {
+                if let error = handle.incrementalUnassign(list, code: .subscription) { report(error) }
+            } else {
+                report(handle.assign(nil))
             }
         default:
             logger.error("rebalance failed", metadata: [LogKey.error: "\(KafkaError(code: .subscription, rdKafka: code))"])
             assignment.removeAll()
-            handle.withPointer { report(rd_kafka_assign($0, nil)) }
+            report(handle.assign(nil))
         }
     }
 
-    private func report(_ error: rd_kafka_resp_err_t) {
-        guard error != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
+    private func report(_ error: RDKafkaCode) {
+        guard error != .noError else { return }
         report(KafkaError(code: .subscription, rdKafka: error))
     }
 

@@ -1,4 +1,3 @@
-import CRdKafka
 import Logging
 
 extension KafkaConsumer {
@@ -30,8 +29,8 @@ extension KafkaConsumer {
             }
             let list = RDKafkaTopicPartitionList()
             list.add(topic: partition.topic, partition: partition.partition, offset: nextOffset)
-            let error = handle.withPointer { client in list.withPointer { rd_kafka_commit(client, $0, 0) } }
-            guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            let error = handle.commit(list)
+            guard error == .noError else {
                 throw KafkaError(code: .commit, rdKafka: error)
             }
         }

@@ -1,4 +1,5 @@
 import Logging
+import RescindObservability
 
 extension KafkaConsumer {
     /// Handles messages one at a time and commits each one after `handler` returns.

@@ -1,4 +1,3 @@
-import CRdKafka
 import Logging
 
 /// A Kafka consumer with at-least-once delivery: offsets are committed only by
@@ -36,12 +35,12 @@ public final class KafkaConsumer: Sendable {
         let handle = try RDKafkaHandle(
             kind: .consumer,
             properties: configuration.properties,
-            events: RD_KAFKA_EVENT_REBALANCE | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG,
+            events: [.rebalances, .errors, .logs],
             logsOnMainQueue: true
         )
         // Everything the main queue carries (logs, errors, rebalances) now arrives on the consumer queue.
-        let redirect = handle.withPointer { rd_kafka_poll_set_consumer($0) }
-        guard redirect == RD_KAFKA_RESP_ERR_NO_ERROR else {
+        let redirect = handle.redirectMainQueueToConsumer()
+        guard redirect == .noError else {
             throw KafkaError(code: .clientCreation, rdKafka: redirect)
         }
         let assignment = AssignmentTracker()
@@ -91,31 +90,20 @@ public final class KafkaConsumer: Sendable {
 
     private static func apply(_ subscription: KafkaSubscription, to handle: RDKafkaHandle, assignment: AssignmentTracker) throws {
         let list = RDKafkaTopicPartitionList()
-        let error: rd_kafka_resp_err_t
+        let error: RDKafkaCode
         switch subscription {
         case .group(let topics):
-            for topic in topics { list.add(topic: topic, partition: RD_KAFKA_PARTITION_UA) }
-            error = handle.withPointer { client in list.withPointer { rd_kafka_subscribe(client, $0) } }
+            for topic in topics { list.add(subscribingTo: topic) }
+            error = handle.subscribe(list)
         case .partitions(let partitions):
             for partition in partitions {
                 list.add(topic: partition.topic, partition: partition.partition, offset: partition.start.rdKafkaOffset)
             }
             assignment.add(partitions.map { TopicPartition(topic: $0.topic, partition: $0.partition) })
-            error = handle.withPointer { client in list.withPointer { rd_kafka_assign(client, $0) } }
+            error = handle.assign(list)
         }
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+        guard error == .noError else {
             throw KafkaError(code: .subscription, rdKafka: error)
-        }
-    }
-}
-
-extension KafkaStartOffset {
-    var rdKafkaOffset: Int64 {
-        switch self {
-        case .beginning: Int64(RD_KAFKA_OFFSET_BEGINNING)
-        case .end: Int64(RD_KAFKA_OFFSET_END)
-        case .committed: Int64(RD_KAFKA_OFFSET_STORED)
-        case .offset(let offset): offset
         }
     }
 }

@@ -1,6 +1,6 @@
-import CRdKafka
 import Foundation
 import Logging
+import RescindObservability
 
 /// An idempotent Kafka producer (`enable.idempotence=true`, `acks=all`).
 ///
@@ -27,7 +27,7 @@ public final class KafkaProducer: Sendable {
         let handle = try RDKafkaHandle(
             kind: .producer,
             properties: configuration.properties,
-            events: RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG,
+            events: [.deliveryReports, .errors, .logs],
             logsOnMainQueue: true
         )
         let mainQueue = RDKafkaQueue.main(of: handle)
@@ -91,10 +91,10 @@ public final class KafkaProducer: Sendable {
         let handle = self.handle
         let milliseconds = timeout.clampedMilliseconds
         let result = try await blocking.run {
-            handle.withPointer { rd_kafka_flush($0, milliseconds) }.rawValue
+            handle.flush(timeoutMilliseconds: milliseconds)
         }
-        guard result == RD_KAFKA_RESP_ERR_NO_ERROR.rawValue else {
-            throw KafkaError(code: .flush, rdKafka: rd_kafka_resp_err_t(rawValue: result))
+        guard result == .noError else {
+            throw KafkaError(code: .flush, rdKafka: result)
         }
     }
 
@@ -110,7 +110,7 @@ public final class KafkaProducer: Sendable {
             try await flush(timeout: timeout)
         } catch {
             logger.warning("producer shutdown: flush timed out, failing undelivered messages", metadata: [LogKey.error: "\(error)"])
-            handle.withPointer { _ = rd_kafka_purge($0, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT) }
+            handle.purgeQueuedAndInFlight()
             // The purged messages' reports go through the poll thread like any other.
             try? await flush(timeout: .seconds(5))
         }

@@ -24,10 +24,10 @@ extension RDKafkaHandle {
             }
         }
         let outcome = results.poll(timeoutMilliseconds: (timeout + .seconds(5)).clampedMilliseconds) { event in
-            Result { try Self.parseDescribeConfigs(event) }
+            Result { try Self.parseDescribeConfigs(event.pointer) }
         }
         guard let outcome else {
-            throw KafkaError(code: .admin, rdKafka: RD_KAFKA_RESP_ERR__TIMED_OUT, detail: "no DescribeConfigs result")
+            throw KafkaError(code: .admin, rdKafka: RDKafkaCode(RD_KAFKA_RESP_ERR__TIMED_OUT), detail: "no DescribeConfigs result")
         }
         return try outcome.get()
     }
@@ -35,7 +35,7 @@ extension RDKafkaHandle {
     private static func parseDescribeConfigs(_ event: OpaquePointer) throws -> [String: [String: String]] {
         let error = rd_kafka_event_error(event)
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(code: .admin, rdKafka: error, detail: rd_kafka_event_error_string(event).map { String(cString: $0) })
+            throw KafkaError(code: .admin, rdKafka: RDKafkaCode(error), detail: rd_kafka_event_error_string(event).map { String(cString: $0) })
         }
         guard let result = rd_kafka_event_DescribeConfigs_result(event) else {
             throw KafkaError(code: .admin, detail: "unexpected event instead of a DescribeConfigs result")
@@ -49,7 +49,7 @@ extension RDKafkaHandle {
             let resourceError = rd_kafka_ConfigResource_error(resource)
             guard resourceError == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 let detail = rd_kafka_ConfigResource_error_string(resource).map { String(cString: $0) } ?? ""
-                throw KafkaError(code: .admin, rdKafka: resourceError, detail: "describing topic '\(name)' failed: \(detail)")
+                throw KafkaError(code: .admin, rdKafka: RDKafkaCode(resourceError), detail: "describing topic '\(name)' failed: \(detail)")
             }
             var entryCount = 0
             var entries: [String: String] = [:]

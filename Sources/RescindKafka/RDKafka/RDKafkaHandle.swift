@@ -12,15 +12,25 @@ final class RDKafkaHandle: @unchecked Sendable {
         case consumer
     }
 
+    /// Event types delivered on the main queue instead of through callbacks (`RD_KAFKA_EVENT_*`).
+    struct Events: OptionSet {
+        let rawValue: Int32
+
+        static let deliveryReports = Events(rawValue: RD_KAFKA_EVENT_DR)
+        static let rebalances = Events(rawValue: RD_KAFKA_EVENT_REBALANCE)
+        static let errors = Events(rawValue: RD_KAFKA_EVENT_ERROR)
+        static let logs = Events(rawValue: RD_KAFKA_EVENT_LOG)
+    }
+
     private let pointer: OpaquePointer
 
     /// Creates the client.
     /// - Parameters:
     ///   - properties: librdkafka configuration properties, applied in key order.
-    ///   - events: `RD_KAFKA_EVENT_*` bits to deliver on the main queue instead of callbacks.
+    ///   - events: the events to deliver on the main queue instead of callbacks.
     ///   - logsOnMainQueue: route librdkafka's logs to the main queue (needs `log.queue=true`)
     ///     so that the poll thread forwards them to a `Logger`.
-    init(kind: Kind, properties: [String: String], events: Int32, logsOnMainQueue: Bool) throws {
+    init(kind: Kind, properties: [String: String], events: Events, logsOnMainQueue: Bool) throws {
         guard let configuration = rd_kafka_conf_new() else {
             throw KafkaError(code: .clientCreation, detail: "rd_kafka_conf_new failed")
         }
@@ -32,7 +42,7 @@ final class RDKafkaHandle: @unchecked Sendable {
             rd_kafka_conf_destroy(configuration)
             throw error
         }
-        rd_kafka_conf_set_events(configuration, events)
+        rd_kafka_conf_set_events(configuration, events.rawValue)
 
         var errorText = [CChar](repeating: 0, count: 512)
         let type = kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER

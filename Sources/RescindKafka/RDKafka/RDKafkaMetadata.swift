@@ -17,7 +17,7 @@ extension RDKafkaHandle {
         var metadata: UnsafePointer<rd_kafka_metadata_t>?
         let error = withPointer { rd_kafka_metadata($0, 1, nil, &metadata, timeoutMilliseconds) }
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
-            throw KafkaError(code: .admin, rdKafka: error, detail: "metadata request failed: \(String(cString: rd_kafka_err2str(error)))")
+            throw KafkaError(code: .admin, rdKafka: RDKafkaCode(error), detail: "metadata request failed: \(String(cString: rd_kafka_err2str(error)))")
         }
         defer { rd_kafka_metadata_destroy(metadata) }
         var topics: [String: RDKafkaTopicMetadata] = [:]

@@ -26,7 +26,7 @@ import Foundation
             throw KafkaError(code: .developmentCluster, detail: "broker count must be in 1...64")
         }
         // The mock is hosted by a client handle of its own; it only needs to stay quiet.
-        let host = try RDKafkaHandle(kind: .producer, properties: ["log_level": "3"], events: 0, logsOnMainQueue: false)
+        let host = try RDKafkaHandle(kind: .producer, properties: ["log_level": "3"], events: [], logsOnMainQueue: false)
         guard let cluster = host.withPointer({ rd_kafka_mock_cluster_new($0, Int32(brokers)) }) else {
             throw KafkaError(code: .developmentCluster, detail: "rd_kafka_mock_cluster_new failed")
         }
@@ -61,7 +61,7 @@ import Foundation
         switch error {
         case RD_KAFKA_RESP_ERR_NO_ERROR: return true
         case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS: return false
-        default: throw KafkaError(code: .developmentCluster, rdKafka: error, detail: "creating topic '\(name)' failed")
+        default: throw KafkaError(code: .developmentCluster, rdKafka: RDKafkaCode(error), detail: "creating topic '\(name)' failed")
         }
     }
 
@@ -103,7 +103,7 @@ import Foundation
 
     private func check(_ error: rd_kafka_resp_err_t, _ action: String) throws {
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(code: .developmentCluster, rdKafka: error, detail: "\(action) failed")
+            throw KafkaError(code: .developmentCluster, rdKafka: RDKafkaCode(error), detail: "\(action) failed")
         }
     }
 }

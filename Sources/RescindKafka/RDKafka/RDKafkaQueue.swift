@@ -40,9 +40,9 @@ final class RDKafkaQueue: @unchecked Sendable {
     /// Blocks up to `timeoutMilliseconds` for one event and lends it to `body`; the event
     /// is destroyed when `body` returns, so anything kept must be copied inside `body`.
     /// Returns `nil` when no event arrived in time.
-    func poll<T>(timeoutMilliseconds: Int32, _ body: (OpaquePointer) throws -> T) rethrows -> T? {
+    func poll<T>(timeoutMilliseconds: Int32, _ body: (RDKafkaEvent) throws -> T) rethrows -> T? {
         guard let event = rd_kafka_queue_poll(pointer, Int32(timeoutMilliseconds)) else { return nil }
         defer { rd_kafka_event_destroy(event) }
-        return try body(event)
+        return try body(RDKafkaEvent(pointer: event))
     }
 }

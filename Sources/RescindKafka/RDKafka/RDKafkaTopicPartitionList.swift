@@ -11,7 +11,7 @@ final class RDKafkaTopicPartitionList {
     struct Entry {
         var topicPartition: TopicPartition
         var offset: Int64
-        var error: rd_kafka_resp_err_t
+        var error: RDKafkaCode
     }
 
     private let pointer: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
@@ -41,9 +41,14 @@ final class RDKafkaTopicPartitionList {
             return Entry(
                 topicPartition: TopicPartition(topic: String(cString: element.topic), partition: element.partition),
                 offset: element.offset,
-                error: element.err
+                error: RDKafkaCode(element.err)
             )
         }
+    }
+
+    /// Adds a topic for a group subscription (any partition).
+    func add(subscribingTo topic: String) {
+        add(topic: topic, partition: RD_KAFKA_PARTITION_UA)
     }
 
     func withPointer<T>(_ body: (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) throws -> T) rethrows -> T {

@@ -1,3 +1,5 @@
+import RescindObservability
+
 extension PostgresConnection {
     /// Runs `body` inside BEGIN … COMMIT.
     ///
@@ -55,7 +57,7 @@ extension PostgresConnection {
         do {
             _ = try handle.execute("ROLLBACK")
         } catch {
-            logger.warning("postgres ROLLBACK failed", metadata: ["postgres.error": "\(error)"])
+            logger.warning("postgres ROLLBACK failed", metadata: [LogKey.error: "\(error)"])
         }
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import RescindObservability
 
 /// One PostgreSQL session over libpq.
 ///
@@ -35,7 +36,7 @@ public actor PostgresConnection {
                 }
             }
         }
-        logger.debug("postgres connected", metadata: ["postgres.backend_pid": "\(handle.backendPID)"])
+        logger.debug("postgres connected", metadata: [LogKey.backendPID: "\(handle.backendPID)"])
         return PostgresConnection(executor: executor, handle: handle, logger: logger)
     }
 

@@ -1,4 +1,5 @@
 import Logging
+import RescindObservability
 
 /// Receives the server's NOTICE/WARNING messages for one connection (libpq would otherwise
 /// print them to stderr) and logs severity, SQLSTATE and primary message only.
@@ -24,6 +25,6 @@ final class NoticeLogger {
             }
         logger.log(
             level: level, "postgres \(summary.severity.lowercased()): \(summary.message)",
-            metadata: ["postgres.sqlstate": "\(summary.sqlState)"])
+            metadata: [LogKey.sqlState: "\(summary.sqlState)"])
     }
 }

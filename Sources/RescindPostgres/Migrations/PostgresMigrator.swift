@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 
 /// Applies the `*.sql` files of a directory to one PostgreSQL schema, once each, in order.
 ///
@@ -70,7 +71,7 @@ public struct PostgresMigrator: Sendable {
             recorded[version] = checksum
         }
         for version in Set(recorded.keys).subtracting(migrations.map(\.version)) {
-            logger.warning("applied migration has no file", metadata: ["migration.version": "\(version)", "migration.schema": "\(schema)"])
+            logger.warning("applied migration has no file", metadata: [LogKey.migrationVersion: "\(version)", LogKey.migrationSchema: "\(schema)"])
         }
 
         var applied: [String] = []
@@ -85,7 +86,7 @@ public struct PostgresMigrator: Sendable {
                 continue
             }
             try await apply(migration, checksum: checksum, on: connection)
-            logger.info("applied migration", metadata: ["migration.name": "\(migration.fileName)", "migration.schema": "\(schema)"])
+            logger.info("applied migration", metadata: [LogKey.migrationName: "\(migration.fileName)", LogKey.migrationSchema: "\(schema)"])
             applied.append(migration.fileName)
         }
         return applied

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 
 /// LISTENs on channels over a dedicated connection and delivers what arrives as an
 /// `AsyncSequence` (single consumer).
@@ -101,7 +102,7 @@ public final class PostgresNotificationListener: AsyncSequence, Sendable {
                     first.resume(throwing: error)
                     return
                 }
-                logger.warning("postgres listener cannot reconnect yet", metadata: ["postgres.error": "\(error)"])
+                logger.warning("postgres listener cannot reconnect yet", metadata: [LogKey.error: "\(error)"])
                 state.sleep(for: reconnectDelay)
                 continue
             }
@@ -116,7 +117,7 @@ public final class PostgresNotificationListener: AsyncSequence, Sendable {
                     }
                 }
             } catch {
-                logger.warning("postgres listener lost its connection; reconnecting", metadata: ["postgres.error": "\(error)"])
+                logger.warning("postgres listener lost its connection; reconnecting", metadata: [LogKey.error: "\(error)"])
             }
             connection.close()
         }

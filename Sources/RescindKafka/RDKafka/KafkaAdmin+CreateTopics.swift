@@ -30,7 +30,7 @@ extension KafkaAdmin {
             Result { try parse(event) }
         }
         guard let outcome else {
-            throw KafkaError(code: .admin, rdKafka: RD_KAFKA_RESP_ERR__TIMED_OUT, detail: "no CreateTopics result")
+            throw KafkaError(code: .admin, rdKafka: .timedOut, detail: "no CreateTopics result")
         }
         return try outcome.get()
     }
@@ -46,18 +46,18 @@ extension KafkaAdmin {
             let error = rd_kafka_NewTopic_set_config(topic, key, value)
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
                 rd_kafka_NewTopic_destroy(topic)
-                throw KafkaError(code: .admin, rdKafka: error, detail: "invalid config '\(key)' for topic '\(spec.name)'")
+                throw KafkaError(code: .admin, rdKafka: RDKafkaCode(error), detail: "invalid config '\(key)' for topic '\(spec.name)'")
             }
         }
         return topic
     }
 
-    private static func parse(_ event: OpaquePointer) throws -> [String: KafkaTopicCreationOutcome] {
-        let error = rd_kafka_event_error(event)
-        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(code: .admin, rdKafka: error, detail: rd_kafka_event_error_string(event).map { String(cString: $0) })
+    private static func parse(_ event: RDKafkaEvent) throws -> [String: KafkaTopicCreationOutcome] {
+        let error = event.code
+        guard error == .noError else {
+            throw KafkaError(code: .admin, rdKafka: error, detail: rd_kafka_event_error_string(event.pointer).map { String(cString: $0) })
         }
-        guard let result = rd_kafka_event_CreateTopics_result(event) else {
+        guard let result = rd_kafka_event_CreateTopics_result(event.pointer) else {
             throw KafkaError(code: .admin, detail: "unexpected event instead of a CreateTopics result")
         }
         var count = 0
@@ -74,7 +74,7 @@ extension KafkaAdmin {
                 outcomes[name] = .alreadyExisted
             default:
                 let detail = rd_kafka_topic_result_error_string(topic).map { String(cString: $0) } ?? ""
-                throw KafkaError(code: .admin, rdKafka: topicError, detail: "creating topic '\(name)' failed: \(detail)")
+                throw KafkaError(code: .admin, rdKafka: RDKafkaCode(topicError), detail: "creating topic '\(name)' failed: \(detail)")
             }
         }
         return outcomes

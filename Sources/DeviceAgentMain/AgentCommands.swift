@@ -1,0 +1,246 @@
+import ArgumentParser
+import DeviceAgent
+import Foundation
+import Logging
+import RescindClient
+
+/// rescind-agent's one help page, for the command and every subcommand (main.swift prints it
+/// before parsing).
+let usage = """
+    usage: rescind-agent [run] [--locked]          run until SIGTERM/SIGINT; SIGUSR1 locks, SIGUSR2 unlocks
+           rescind-agent sync                      one self-heal pass, then exit
+           rescind-agent status [--json]           what this device holds (no secrets)
+           rescind-agent at-rest on|off            encrypt / decrypt every cached record in place (agent stopped)
+           rescind-agent export-backup --out FILE  the cache without any key (ciphertext under the FMKs + metadata)
+           rescind-agent enroll --new-user --name NAME [--device-name NAME] [--device-kind KIND]
+           rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
+           rescind-agent provision-device --name NAME [--kind KIND] --out FILE
+                                                   (KIND: phone, tablet, laptop, desktop, server, other)
+           rescind-agent rotate-identity [--bundle-out FILE]   new identity keys (after a theft); FILE: for the user's other devices
+           rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
+           rescind-agent change-passphrase                     re-protect the keystore (new: RESCIND_AGENT_NEW_PASSPHRASE[_FILE]
+                                                               or RESCIND_AGENT_NEW_KEY_FILE); keys and cache unchanged
+
+    examples:
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent provision-device --name "Adult B's iPad" --kind tablet --out ipad.bundle
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent rotate-identity --bundle-out keys.update   (after a device was stolen)
+           RESCIND_AGENT_BUNDLE_PASSPHRASE=… rescind-agent update-identity --bundle keys.update       (on the user's other devices)
+           RESCIND_AGENT_NEW_KEY_FILE=/run/keys/new.key rescind-agent change-passphrase
+    """
+
+/// rescind-agent's subcommands.
+struct RescindAgent: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rescind-agent",
+        abstract: "The headless device agent.",
+        subcommands: [
+            RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrollCommand.self, ProvisionDeviceCommand.self,
+            RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self,
+        ],
+        defaultSubcommand: RunCommand.self
+    )
+}
+
+/// A subcommand: main.swift parses the arguments into one and awaits `execute()`. (Not `run()`:
+/// called on an existential, `run()` can resolve to ParsableCommand's synchronous default,
+/// which only prints help.)
+protocol AgentSubcommand: ParsableCommand {
+    func execute() async throws
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// The configuration from the environment and the process's logger, read once a subcommand runs.
+struct AgentEnvironment {
+    var configuration: AgentConfiguration
+    let logger: Logger
+
+    init() throws {
+        configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        logger = Logger(label: "rescind.agent")
+    }
+
+    /// An agent opened with its keys (`startLocked` off), for the commands that need them.
+    func openUnlocked() async throws -> DeviceAgent {
+        var configuration = configuration
+        configuration.startLocked = false
+        return try await DeviceAgent.open(configuration: configuration, logger: logger)
+    }
+
+    static func bundlePassphrase() throws -> String {
+        guard let passphrase = ProcessInfo.processInfo.environment["RESCIND_AGENT_BUNDLE_PASSPHRASE"], !passphrase.isEmpty else {
+            throw UsageError(message: "RESCIND_AGENT_BUNDLE_PASSPHRASE: set the identity bundle's passphrase")
+        }
+        return passphrase
+    }
+}
+
+struct RunCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run until SIGTERM/SIGINT; SIGUSR1 locks, SIGUSR2 unlocks.")
+
+    @Flag(help: "Start without reading any secret; SIGUSR2 unlocks.") var locked = false
+
+    func execute() async throws {
+        var environment = try AgentEnvironment()
+        if locked { environment.configuration.startLocked = true }
+        let metrics = environment.configuration.metricsFile.map { _ in AgentMetricsExport.bootstrapPrometheus() }
+        try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger).run(metrics: metrics)
+    }
+}
+
+struct SyncCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "One self-heal pass, then exit.")
+
+    func execute() async throws {
+        try await AgentEnvironment().openUnlocked().selfHeal()
+    }
+}
+
+struct StatusCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "What this device holds (no secrets).")
+
+    @Flag var json = false
+
+    func execute() async throws {
+        let status = try await AgentStatus.read(configuration: AgentEnvironment().configuration)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else {
+            print(status.summary)
+        }
+    }
+}
+
+struct AtRestCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "at-rest", abstract: "Encrypt / decrypt every cached record in place (agent stopped).")
+
+    @Argument(help: "on or off") var setting: String
+
+    func execute() async throws {
+        guard let enabled = ["on": true, "off": false][setting] else {
+            throw UsageError(message: "at-rest needs on or off\n\(usage)")
+        }
+        let migrated = try await AgentEnvironment().openUnlocked().setAtRestEncryption(enabled)
+        print("at-rest encryption \(setting); \(migrated) cached record(s) migrated")
+    }
+}
+
+struct ExportBackupCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export-backup", abstract: "The cache without any key (ciphertext under the FMKs + metadata).")
+
+    @Option var out: String
+
+    func execute() async throws {
+        let environment = try AgentEnvironment()
+        let archive = try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger)
+            .exportBackup(to: out)
+        print("wrote \(archive.records.count) record(s) of \(archive.familyMembers.count) family member(s) to \(out); it holds no key")
+    }
+}
+
+struct EnrollCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(commandName: "enroll", abstract: "Enrol this device: a new user, or from an identity bundle.")
+
+    @Option var bundle: String?
+    @Flag(name: .customLong("new-user")) var newUser = false
+    @Option var name: String?
+    @Option(name: .customLong("device-name")) var deviceName: String?
+    @Option(name: .customLong("device-kind")) var deviceKind: String?
+
+    func execute() async throws {
+        let configuration = try AgentEnvironment().configuration
+        if let bundle {
+            let enrolled = try await DeviceEnrollment.importBundle(
+                at: bundle, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
+            print("enrolled device \(enrolled.deviceID.uuidString.lowercased()) of user \(enrolled.userID.uuidString.lowercased())")
+        } else if newUser {
+            guard let name else { throw UsageError(message: "--name is required\n\(usage)") }
+            let enrolled = try await DeviceEnrollment.registerNewUser(
+                displayName: name, deviceName: deviceName ?? "\(name)'s agent",
+                deviceKind: try DeviceEnrollment.deviceKind(deviceKind), configuration: configuration)
+            print("registered user \(enrolled.userID.uuidString.lowercased()) with device \(enrolled.deviceID.uuidString.lowercased())")
+        } else {
+            throw UsageError(message: "enroll needs --bundle FILE or --new-user --name NAME\n\(usage)")
+        }
+    }
+}
+
+struct ProvisionDeviceCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "provision-device", abstract: "Register another device of this user and write its identity bundle.")
+
+    @Option var name: String
+    @Option var kind: String?
+    @Option var out: String
+
+    func execute() async throws {
+        let configuration = try AgentEnvironment().configuration
+        let deviceID = try await DeviceEnrollment.provisionDevice(
+            name: name, kind: try DeviceEnrollment.deviceKind(kind), bundlePath: out,
+            passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
+        print("registered device \(deviceID.uuidString.lowercased()); its identity bundle is at \(out)")
+    }
+}
+
+struct RotateIdentityCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-identity", abstract: "New identity keys (after a theft).")
+
+    @Option(name: .customLong("bundle-out")) var bundleOut: String?
+
+    func execute() async throws {
+        let configuration = try AgentEnvironment().configuration
+        let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration)
+        print("identity rotated: generation \(outcome.generation); \(outcome.rewrapped) key(s) moved")
+        if let bundleOut {
+            try await KeystoreRotation.writeIdentityUpdate(
+                to: bundleOut, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
+            print("the new keys for your other devices are at \(bundleOut) (rescind-agent update-identity --bundle \(bundleOut))")
+        }
+    }
+}
+
+struct UpdateIdentityCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update-identity", abstract: "Take the keys another device of the user rotated to.")
+
+    @Option var bundle: String
+
+    func execute() async throws {
+        let configuration = try AgentEnvironment().configuration
+        let generation = try await KeystoreRotation.importIdentityUpdate(
+            at: bundle, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
+        print("this device now holds the user's identity keys of generation \(generation); restart a running agent")
+    }
+}
+
+struct ChangePassphraseCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change-passphrase", abstract: "Re-protect the keystore; keys and cache unchanged.")
+
+    func execute() async throws {
+        let configuration = try AgentEnvironment().configuration
+        guard let newUnlock = try AgentConfiguration.Unlock.named(
+            passphrase: "RESCIND_AGENT_NEW_PASSPHRASE", passphraseFile: "RESCIND_AGENT_NEW_PASSPHRASE_FILE",
+            keyFile: "RESCIND_AGENT_NEW_KEY_FILE", in: ProcessInfo.processInfo.environment)
+        else {
+            throw UsageError(message: "change-passphrase: set RESCIND_AGENT_NEW_PASSPHRASE, _NEW_PASSPHRASE_FILE or _NEW_KEY_FILE")
+        }
+        try await KeystoreRotation.changeUnlock(configuration: configuration, to: newUnlock)
+        print("keystore re-protected; start the agent with the new passphrase or key file from now on")
+    }
+}

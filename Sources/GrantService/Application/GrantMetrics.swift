@@ -1,0 +1,36 @@
+import Prometheus
+
+/// The grant service's metrics: every metric it exports is named and documented here and
+/// created once, in `init`; the rest of the module records through these properties (the
+/// architecture tests forbid making metric handles anywhere else).
+///
+/// They live in `MetricsRegistry.shared`, the registry behind the process's swift-metrics
+/// backend, so that `/metrics` shows them next to Hummingbird's request metrics
+/// (`MetricsMiddleware`, which records through swift-metrics).
+final class GrantMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+
+    /// `rescind_revocations_committed_total`: revocations committed.
+    let revocationsCommitted: Counter
+    /// `rescind_records_reencrypted_total`: records swapped in by committed revocations.
+    let recordsReencrypted: Counter
+    /// `rescind_outbox_published_total`: outbox rows the broker acknowledged.
+    let outboxPublished: Counter
+    /// `rescind_outbox_lag_seconds`: after each drain, the age of the oldest unsent outbox row (0 when none).
+    let outboxLag: Gauge
+
+    /// - Parameter registry: the default bootstraps swift-metrics with it (once per process).
+    init(registry: PrometheusCollectorRegistry = MetricsRegistry.shared) {
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "rescind", metricName: metric, unitName: unit, helpText: help)
+        }
+        self.registry = registry
+        revocationsCommitted = registry.makeCounter(descriptor: name("revocations_committed", "total", "Revocations committed."))
+        recordsReencrypted = registry.makeCounter(
+            descriptor: name("records_reencrypted", "total", "Records swapped in by committed revocations."))
+        outboxPublished = registry.makeCounter(
+            descriptor: name("outbox_published", "total", "Outbox rows the broker acknowledged."))
+        outboxLag = registry.makeGauge(
+            descriptor: name("outbox_lag", "seconds", "Age of the oldest unsent outbox row after the last drain."))
+    }
+}

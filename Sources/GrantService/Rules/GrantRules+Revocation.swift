@@ -1,0 +1,63 @@
+import Foundation
+
+/// The rest of what a valid revocation is, checked against counts and facts `RevocationStore`
+/// reads in its transaction.
+extension GrantRules {
+    static let staleIdentityKey = RuleViolation(
+        kind: .conflict, code: "stale_identity_key",
+        message: "the FMK was wrapped to a key that is not the grantee's current one (their identity was rotated); fetch it again")
+
+    static func versionConflict(current: Int) -> RuleViolation {
+        RuleViolation(kind: .conflict, code: "version_conflict", message: "the family member is at FMK version \(current); refresh and retry")
+    }
+
+    /// A user to revoke everywhere must exist and hold access to at least one family member of the caller's.
+    static func checkRevocableEverywhere(userExists: Bool, familyMembersShared: Int) throws(RuleViolation) {
+        guard userExists else { throw .notFound("user") }
+        guard familyMembersShared > 0 else {
+            throw .refused("not_a_grantee", "this user has no access to any family member you own")
+        }
+    }
+
+    /// Only the user who began a revocation continues it, and only before it expires.
+    static func checkContinues(startedBy: UUID?, caller: UUID) throws(RuleViolation) {
+        guard let startedBy else { throw .notFound("revocation (or it expired)") }
+        guard startedBy == caller else {
+            throw RuleViolation(
+                kind: .notAllowed, code: "forbidden", message: "only the user who began this revocation can continue it")
+        }
+    }
+
+    /// Every record of an upload batch is the family member's (live or deleted).
+    static func checkBatchOwned(batch: Int, owned: Int) throws(RuleViolation) {
+        guard owned == batch else {
+            throw .refused("unknown_records", "\(batch - owned) record(s) in the batch are not this family member's")
+        }
+    }
+
+    /// The family member is still at the version the revocation began from.
+    static func checkUnchangedVersion(current: Int, from: Int) throws(RuleViolation) {
+        guard current == from else { throw versionConflict(current: current) }
+    }
+
+    /// No edit is lost: every record that existed unchanged when the revocation began was
+    /// re-encrypted (`records_missing`, a client's bug, otherwise), and none changed since it was
+    /// downloaded (`records_changed`: the client re-encrypts those from the change feed and commits
+    /// again). A record deleted since is simply not swapped in: its deletion stands.
+    static func checkNoEditIsLost(total: Int, missing: Int, changed: Int, examples: String?) throws(RuleViolation) {
+        guard missing == 0 else { throw .refused("records_missing", "\(missing) of \(total) record(s) were not re-encrypted") }
+        guard changed == 0 else {
+            throw RuleViolation(
+                kind: .conflict, code: "records_changed",
+                message: "\(changed) record(s) changed since they were re-encrypted (\(examples ?? "")); "
+                    + "re-encrypt them from the change feed and commit again")
+        }
+    }
+
+    /// The swap replaced every record it was to replace.
+    static func checkAllSwapped(swapped: Int, of count: Int) throws(RuleViolation) {
+        guard swapped == count else {
+            throw .refused("records_missing", "\(count - swapped) of \(count) record(s) were not re-encrypted")
+        }
+    }
+}
