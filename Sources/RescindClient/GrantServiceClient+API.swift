@@ -130,6 +130,13 @@ extension GrantServiceClient {
 
     // MARK: Revocation
 
+    /// What revoking `user` from the family member would do, changing nothing (the owner's alone).
+    public func revocationPreview(_ familyMemberID: UUID, user: UUID) async throws -> RevocationPreview {
+        try await send(
+            .get, "v1/family-members/\(familyMemberID)/revocation-preview",
+            query: [URLQueryItem(name: "user", value: user.uuidString.lowercased())])
+    }
+
     public func beginRevocation(_ familyMemberID: UUID, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
         try await send(.post, "v1/family-members/\(familyMemberID)/revocations", body: request)
     }

@@ -46,6 +46,20 @@ extension UserSession {
         return committed
     }
 
+    /// What revoking a user would do, changing nothing: from one family member, or (nil) from
+    /// every family member I own that they can read, as `revokeEverywhere` would choose them.
+    /// Each preview names the devices the commit would command, chosen by the commit's own query.
+    public func revocationPreviews(user revokedUserID: UUID, familyMember: UUID?) async throws -> [RevocationPreview] {
+        if let familyMember { return [try await client.revocationPreview(familyMember, user: revokedUserID)] }
+        var previews: [RevocationPreview] = []
+        for member in try await client.familyMembers() where member.ownerUserID == keys.userID {
+            let grants = try await client.grants(member.familyMemberID)
+            guard grants.contains(where: { $0.granteeUserID == revokedUserID && $0.revokedAt == nil }) else { continue }
+            previews.append(try await client.revocationPreview(member.familyMemberID, user: revokedUserID))
+        }
+        return previews
+    }
+
     /// Re-encrypts, uploads and commits a begun revocation; abandons it on failure.
     /// - Throws: `GrantServiceError` 409 `version_conflict` when another revocation committed
     ///   since this one began, found before anything is decrypted: begin again from the current

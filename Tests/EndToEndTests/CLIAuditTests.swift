@@ -12,7 +12,7 @@ extension CLITests {
                 try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
                 try await adultA.ok(["record", "add", emma, "--text", "MMR vaccination, dose 1"])
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])
-                let revoked = try await adultA.ok(["revoke", emma, "--user", adultB.userID, "--reason", "custody change"])
+                let revoked = try await adultA.ok(["revoke", emma, "--user", adultB.userID, "--reason", "custody change", "--yes"])
                 let eventID = try #require(
                     revoked.firstMatch(of: /\(event ([0-9a-f-]{36})\)/).map { String($0.output.1) }, "\(revoked)")
 

@@ -49,7 +49,7 @@ import Testing
             let shared = try await adultB.ok(["record", "show", emma, "--all"])
             #expect(shared.contains("MMR vaccination") && shared.contains("penicillin allergy"))
 
-            let revoked = try await adultA.ok(["revoke", emma, "--user", bUser, "--reason", "custody change"])
+            let revoked = try await adultA.ok(["revoke", emma, "--user", bUser, "--reason", "custody change", "--yes"])
             #expect(revoked.contains("FMK v2, 2 records re-encrypted"))
             #expect(revoked.contains("re-encrypting") && revoked.contains("committed"), "no progress shown: \(revoked)")
             #expect(try await adultA.ok(["record", "show", emma, "--all"]).contains("penicillin allergy"))

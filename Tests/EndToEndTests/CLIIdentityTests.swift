@@ -96,7 +96,7 @@ extension CLITests {
                 #expect(try await adultB.ok(["identity", "show"]).contains("generation        2"))
                 #expect(try await adultB.ok(["record", "show", emma, "--all"]).contains("MMR vaccination"))
 
-                try await adultA.ok(["revoke", "--everywhere", "--user", adultB.userID, "--reason", "phone stolen"])
+                try await adultA.ok(["revoke", "--everywhere", "--user", adultB.userID, "--reason", "phone stolen", "--yes"])
                 try await adultA.ok(["record", "add", emma, "--text", "written after the theft"])
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])
                 let shown = try await adultB.ok(["record", "show", emma, "--all"])

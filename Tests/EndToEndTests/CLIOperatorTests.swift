@@ -16,7 +16,7 @@ extension CLITests {
                 // also has a device for an agent (provisioned, as a user does, with rescind-agent).
                 let laptopA = try await CLITests.Devices.secondDevice(of: adultA, name: "Adult A's laptop", bed: bed)
                 let laptopB = try await CLITests.Devices.secondDevice(of: adultB, name: "Adult B's laptop", bed: bed)
-                try await adultA.ok(["revoke", emma, "--user", adultB.userID])
+                try await adultA.ok(["revoke", emma, "--user", adultB.userID, "--yes"])
                 let kafka = [
                     "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bed.grant.bootstrapServers,
                     "RESCIND_TOPIC_PREFIX": bed.grant.topicPrefix,

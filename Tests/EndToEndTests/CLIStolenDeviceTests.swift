@@ -21,7 +21,7 @@ extension CLITests {
                     try await adultA.ok(["grant", member, "--to", phone.userID])
                     members.append(member)
                 }
-                let stolenCommand = ["revoke", "--everywhere", "--stolen", "--user", phone.userID, "--reason", "phone stolen"]
+                let stolenCommand = ["revoke", "--everywhere", "--stolen", "--user", phone.userID, "--reason", "phone stolen", "--yes"]
                 try await adultA.run(["revoke", "--everywhere", "--user", phone.userID, "--code", "00-00-00"]).expectUsageError("--code")
 
                 // 1. A revokes B everywhere; the re-grant waits for B's new keys.

@@ -8,7 +8,7 @@ import Testing
 
 /// The grant service answers as `openapi.yaml` says, request and response schemas included:
 /// the real clients' flows (registration, enrolment, family members, records, grants, a
-/// revocation begun and abandoned, one committed, a stolen-device revocation, an identity
+/// revocation previewed, begun and abandoned, one committed, a stolen-device revocation, an identity
 /// rotation, ownership transfer) run through a recording proxy that checks every answer, and
 /// every operation then gets junk: unknown and malformed ids, no or a refused credential,
 /// malformed and mistyped bodies, junk queries. An undocumented status fails the test.
@@ -64,7 +64,8 @@ import Testing
         try await contract.send("GET", "/v1/family-members/\(emma)/records?since=0&limit=1", on: url, token: token)
         for route in ["/health", "/metrics", "/v1/openapi.yaml"] { try await contract.send("GET", route, on: url) }
 
-        // A revocation begun and abandoned, then one committed.
+        // A revocation previewed, begun and abandoned, then one committed.
+        _ = try await client.revocationPreview(emma, user: adultC.keys.userID)
         let begun = try await client.beginRevocation(emma, BeginRevocationRequest(revokedUserID: adultC.keys.userID, reason: "test"))
         try await client.abandonRevocation(begun.revocationID)
         _ = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")

@@ -20,5 +20,6 @@ extension RevocationResponse: ResponseEncodable {}
 extension RevocationList: ResponseEncodable {}
 extension UploadBatchResponse: ResponseEncodable {}
 extension RevocationCommitted: ResponseEncodable {}
+extension RevocationPreview: ResponseEncodable {}
 extension ServiceKeyResponse: ResponseEncodable {}
 extension IdentityRotationList: ResponseEncodable {}

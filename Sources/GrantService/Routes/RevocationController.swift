@@ -11,6 +11,7 @@ struct RevocationController {
     let metrics: GrantMetrics
 
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
+        group.get("family-members/:familyMemberID/revocation-preview", use: preview)
         group.post("family-members/:familyMemberID/revocations", use: begin)
         group.post("users/:userID/revocations", use: beginForUser)
         // A child group of its own: middleware added to `group` itself would also apply
@@ -19,6 +20,15 @@ struct RevocationController {
             .put("revocations/:revocationID/records", use: upload)
         group.post("revocations/:revocationID/commit", use: commit)
         group.delete("revocations/:revocationID", use: abandon)
+    }
+
+    /// What revoking `?user=U` would do, changing nothing (the owner's alone).
+    @Sendable func preview(_ request: Request, context: GrantRequestContext) async throws -> RevocationPreview {
+        let caller = try context.requireIdentity()
+        guard let text = request.uri.queryParameters.get("user"), let user = UUID(uuidString: text) else {
+            throw APIError.badRequest("user must be a UUID")
+        }
+        return try await revocations.preview(try context.familyMemberID(), revoking: user, by: caller.userID)
     }
 
     @Sendable func begin(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<RevocationResponse> {

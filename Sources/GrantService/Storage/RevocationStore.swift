@@ -48,13 +48,7 @@ struct RevocationStore: Sendable {
         _ access: FamilyMemberAccess, revoking revokedUserID: UUID, reason: String?, by owner: UUID,
         on connection: PostgresConnection
     ) async throws -> RevocationResponse {
-        // The owner is refused before anything else is read.
-        if revokedUserID == access.ownerUserID {
-            try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: true)
-        }
-        let target = try await FamilyMemberAccess.load(access.familyMemberID, for: revokedUserID, on: connection)
-        let hasActiveAccess = if case .active = target.standing { true } else { false }
-        try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: hasActiveAccess)
+        try await checkRevocable(revokedUserID, from: access, on: connection)
         let recordIDs = try await connection.query(
             "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
         ).map { try $0.decode(UUID.self, column: 0) }
@@ -85,6 +79,47 @@ struct RevocationStore: Sendable {
             revocationID: revocationID, familyMemberID: access.familyMemberID, revokedUserID: revokedUserID,
             fromFMKVersion: access.currentFMKVersion, newFMKVersion: access.currentFMKVersion + 1,
             recordIDs: recordIDs, remainingGrantees: remaining, expiresAt: expiresAt)
+    }
+
+    /// `GrantRules.checkRevocable` for `begin` and `preview` alike.
+    private func checkRevocable(
+        _ revokedUserID: UUID, from access: FamilyMemberAccess, on connection: PostgresConnection
+    ) async throws {
+        // The owner is refused before anything else is read.
+        if revokedUserID == access.ownerUserID {
+            try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: true)
+        }
+        let target = try await FamilyMemberAccess.load(access.familyMemberID, for: revokedUserID, on: connection)
+        let hasActiveAccess = if case .active = target.standing { true } else { false }
+        try GrantRules.checkRevocable(revokedUserID, ownerUserID: access.ownerUserID, hasActiveAccess: hasActiveAccess)
+    }
+
+    // MARK: Preview
+
+    /// What revoking `revokedUserID` would do now, changing nothing: who loses access, how many
+    /// records would be re-encrypted, and the devices the commit would command (`expectedDevices`,
+    /// the commit's own query). The owner's alone; refused as `begin` would refuse it.
+    func preview(_ familyMemberID: UUID, revoking revokedUserID: UUID, by owner: UUID) async throws -> RevocationPreview {
+        try await pool.transaction { connection in
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, on: connection)
+            try access.requireOwner()
+            try await checkRevocable(revokedUserID, from: access, on: connection)
+            let (name, recordCount) = try await connection.query(
+                """
+                SELECT u.display_name, (SELECT count(*) FROM records WHERE family_member_id = \(familyMemberID))
+                FROM users u WHERE u.user_id = \(revokedUserID)
+                """
+            ).first!.decode(String.self, Int.self)
+            let devices = try await expectedDevices(familyMemberID, revoking: revokedUserID, on: connection)
+            return RevocationPreview(
+                familyMemberID: familyMemberID, revokedUserID: revokedUserID, revokedUserDisplayName: name,
+                recordCount: recordCount,
+                devices: devices.map {
+                    RevocationPreview.Device(
+                        deviceID: $0.device.deviceID, userID: $0.device.userID, userDisplayName: $0.userDisplayName,
+                        name: $0.name, action: $0.device.action)
+                })
+        }
     }
 
     // MARK: Upload
@@ -201,7 +236,8 @@ struct RevocationStore: Sendable {
                 RETURNING revoked_at
                 """
             ).first!.decode(Date.self, column: 0)
-            let devices = try await expectedDevices(staging, on: connection)
+            let devices = try await expectedDevices(staging.familyMemberID, revoking: staging.revokedUserID, on: connection)
+                .map { $0.device }
             try await outbox.revocation(
                 RevocationEvent(
                     eventID: eventID, familyMemberID: staging.familyMemberID, ownerUserID: owner,
@@ -273,21 +309,24 @@ struct RevocationStore: Sendable {
 
     /// Active agent devices of everyone who kept access rotate; those of the revoked user erase.
     /// Interactive devices (`DeviceRole`) keep no cache and read nothing after the commit:
-    /// they are not expected to answer.
-    private func expectedDevices(_ staging: Staging, on connection: PostgresConnection) async throws -> [RevocationEvent.ExpectedDevice] {
+    /// they are not expected to answer. The commit and the preview both choose devices here.
+    private func expectedDevices(
+        _ familyMemberID: UUID, revoking revokedUserID: UUID, on connection: PostgresConnection
+    ) async throws -> [(device: RevocationEvent.ExpectedDevice, name: String, userDisplayName: String)] {
         try await connection.query(
             """
-            SELECT DISTINCT d.device_id, d.user_id, d.signing_public_key
-            FROM devices d JOIN access_grants g ON g.grantee_user_id = d.user_id
-            WHERE g.family_member_id = \(staging.familyMemberID) AND d.retired_at IS NULL AND d.role = 'agent'
-              AND (g.revoked_at IS NULL OR g.grantee_user_id = \(staging.revokedUserID))
+            SELECT DISTINCT d.device_id, d.user_id, d.signing_public_key, d.name, u.display_name
+            FROM devices d JOIN access_grants g ON g.grantee_user_id = d.user_id JOIN users u ON u.user_id = d.user_id
+            WHERE g.family_member_id = \(familyMemberID) AND d.retired_at IS NULL AND d.role = 'agent'
+              AND (g.revoked_at IS NULL OR g.grantee_user_id = \(revokedUserID))
             ORDER BY d.user_id, d.device_id
             """
         ).map { row in
-            let (device, user, key) = try row.decode(UUID.self, UUID.self, Data.self)
-            return RevocationEvent.ExpectedDevice(
-                deviceID: device, userID: user, action: user == staging.revokedUserID ? .secureDeletion : .fmkRotation,
+            let (device, user, key, name, userName) = try row.decode(UUID.self, UUID.self, Data.self, String.self, String.self)
+            let expected = RevocationEvent.ExpectedDevice(
+                deviceID: device, userID: user, action: user == revokedUserID ? .secureDeletion : .fmkRotation,
                 signingPublicKey: key)
+            return (device: expected, name: name, userDisplayName: userName)
         }
     }
 

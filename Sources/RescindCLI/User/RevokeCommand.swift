@@ -3,14 +3,21 @@ import Foundation
 import RescindClient
 import RescindProtocol
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Revokes a user's access, re-encrypting every record under a new FMK.
 struct RevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
         abstract: "Revoke a user: new FMK, every record re-encrypted and uploaded, one atomic commit.",
         discussion: """
-            Shows a live progress bar of records re-encrypted and uploaded. With --everywhere,
-            revokes the user from every family member you own.
+            First shows what will happen — who loses access, how many records will be re-encrypted,
+            which devices will be told to erase and which to rotate, and what revocation cannot do —
+            and asks for confirmation on the terminal; --yes skips the question (without a terminal,
+            --yes is required). Then shows a live progress bar of records re-encrypted and uploaded.
+            With --everywhere, revokes the user from every family member you own.
 
             With --everywhere --stolen (a device of theirs was lost or stolen), also re-grants them
             at the new FMK versions once they have rotated their identity keys on a device they
@@ -25,6 +32,7 @@ struct RevokeCommand: AsyncParsableCommand {
             Examples:
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
               rescind revoke --everywhere --user 93ab… --reason "left the household"
+              rescind revoke 6f1c… --user 93ab… --yes
               rescind revoke --everywhere --stolen --user 93ab… --reason "phone stolen"
               rescind revoke --everywhere --stolen --user 93ab… --code 3F-A2-7C
               rescind revoke --everywhere --stolen --user 93ab… --regrant-to 51c0… --code 3F-A2-7C
@@ -41,6 +49,7 @@ struct RevokeCommand: AsyncParsableCommand {
     @Option(help: "With --stolen, when they lost every device holding their keys: their new identity, to re-grant instead.")
     var regrantTo: UUID?
     @Option(help: "Records per upload request.") var batchSize = 500
+    @Flag(help: "Do not ask for confirmation (required without a terminal).") var yes = false
 
     func validate() throws {
         guard everywhere == (familyMember == nil) else {
@@ -53,8 +62,11 @@ struct RevokeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Nothing is read or changed before this: a script that forgot --yes learns it at once.
+        if !stolen { try Self.requireConfirmationPossible(yes) }
         let session = try await profile.session()
         if stolen { return try await recover(session) }
+        try await confirm(session)
         let bar = ProgressBar(label: "re-encrypting")
         let committed: [RevocationCommitted]
         if let familyMember {
@@ -82,6 +94,8 @@ struct RevokeCommand: AsyncParsableCommand {
             }
             print("resuming the recovery begun for \(user.uuidString.lowercased())")
         } else {
+            try Self.requireConfirmationPossible(yes)
+            try await confirm(session)
             recovery = try await session.beginStolenDeviceRecovery(user: user, regrantTo: regrantTo, reason: reason)
         }
         let bar = ProgressBar(label: "re-encrypting")
@@ -126,5 +140,52 @@ struct RevokeCommand: AsyncParsableCommand {
         } else {
             print("left: \(recovery.leftToRevoke.count) to revoke, \(recovery.leftToRegrant.count) to re-grant (plan kept in \(planPath))")
         }
+    }
+
+    /// Without a terminal to ask on, only --yes lets a revocation go ahead.
+    static func requireConfirmationPossible(_ yes: Bool) throws {
+        guard yes || isatty(STDIN_FILENO) == 1 else {
+            throw CLIError("not revoked: no terminal to confirm on; run again with --yes to revoke without asking")
+        }
+    }
+
+    /// Prints what the revocation will do and cannot do, then asks (unless --yes).
+    private func confirm(_ session: UserSession) async throws {
+        let previews = try await session.revocationPreviews(user: user, familyMember: familyMember)
+        // Nothing to revoke (not a grantee anywhere): the service's own refusal says so.
+        guard let first = previews.first else { return }
+        // Written straight to the file descriptor: the question appears after the preview, at once.
+        FileHandle.standardOutput.write(Data((Self.describe(previews, revokedName: first.revokedUserDisplayName) + "\n").utf8))
+        if yes { return }
+        FileHandle.standardOutput.write(Data("Revoke \(first.revokedUserDisplayName)? [y/N] ".utf8))
+        let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard answer == "y" || answer == "yes" else { throw CLIError("not revoked: nothing changed") }
+    }
+
+    /// The preview, as the person revoking reads it.
+    static func describe(_ previews: [RevocationPreview], revokedName name: String) -> String {
+        let userID = previews[0].revokedUserID.uuidString.lowercased()
+        let records = previews.reduce(0) { $0 + $1.recordCount }
+        var lines = [
+            "\(name) (user \(userID)) will lose access to \(previews.count) family member(s); "
+                + "\(records) record(s) will be re-encrypted under a new key:"
+        ]
+        for preview in previews {
+            lines.append("  family member \(preview.familyMemberID.uuidString.lowercased()): \(preview.recordCount) record(s)")
+            for device in preview.devices {
+                let what = device.action == .secureDeletion ? "erase " : "rotate"
+                lines.append(
+                    "    \(what) \(device.name) (device \(device.deviceID.uuidString.lowercased()), \(device.userDisplayName))")
+            }
+            if !preview.devices.contains(where: { $0.action == .secureDeletion }) {
+                lines.append("    no agent device of \(name)'s to erase")
+            }
+        }
+        lines.append("\(name)'s interactive devices (the rescind CLI) hold no keys or records and are refused at once.")
+        lines.append("What revocation cannot do:")
+        lines.append("  - take back what \(name) already saw, copied or exported (plaintext, screenshots, backups);")
+        lines.append("  - erase a device that never comes back online, or whose agent was tampered with: it keeps the")
+        lines.append("    records it had and the old key (`rescind revocation E` shows it as overdue).")
+        return lines.joined(separator: "\n")
     }
 }

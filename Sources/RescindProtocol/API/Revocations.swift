@@ -202,3 +202,58 @@ public struct RevocationCommitted: Codable, Sendable, Equatable {
         case devicesNotified = "devices_notified"
     }
 }
+
+/// What revoking a user from a family member would do now, before anything changes
+/// (`GET /v1/family-members/{id}/revocation-preview?user=U`, the owner's alone). The devices are
+/// chosen by the query the commit uses, so the preview and the commit name the same ones
+/// (unless a device enrols, retires or someone is granted in between).
+public struct RevocationPreview: Codable, Sendable, Equatable {
+    /// A device the commit would command: an active agent device of the revoked user (erase)
+    /// or of someone who keeps access (rotate). Interactive devices hold nothing and are not listed.
+    public struct Device: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var userID: UUID
+        public var userDisplayName: String
+        public var name: String
+        public var action: DeviceAction
+
+        public init(deviceID: UUID, userID: UUID, userDisplayName: String, name: String, action: DeviceAction) {
+            self.deviceID = deviceID
+            self.userID = userID
+            self.userDisplayName = userDisplayName
+            self.name = name
+            self.action = action
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id"
+            case userID = "user_id"
+            case userDisplayName = "user_display_name"
+            case name
+            case action
+        }
+    }
+
+    public var familyMemberID: UUID
+    public var revokedUserID: UUID
+    public var revokedUserDisplayName: String
+    /// Every record of the family member: all are re-encrypted.
+    public var recordCount: Int
+    public var devices: [Device]
+
+    public init(familyMemberID: UUID, revokedUserID: UUID, revokedUserDisplayName: String, recordCount: Int, devices: [Device]) {
+        self.familyMemberID = familyMemberID
+        self.revokedUserID = revokedUserID
+        self.revokedUserDisplayName = revokedUserDisplayName
+        self.recordCount = recordCount
+        self.devices = devices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case revokedUserID = "revoked_user_id"
+        case revokedUserDisplayName = "revoked_user_display_name"
+        case recordCount = "record_count"
+        case devices
+    }
+}
