@@ -111,6 +111,50 @@ extension CLITests {
             }
         }
 
+        /// The check-in lines under a device's row in a `device list`.
+        static func checkIns(of deviceID: String, in listing: String) -> [String] {
+            let lines = listing.split(separator: "\n").map(String.init)
+            guard let start = lines.firstIndex(where: { $0.hasPrefix(deviceID) }) else { return [] }
+            return Array(lines[(start + 1)...].prefix { $0.hasPrefix("  family member ") })
+        }
+
+        @Test("device list shows the key version and change-feed position each device last fetched", .timeLimit(.minutes(3)))
+        func lastCheckIn() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                for text in ["2025-01-05 MMR vaccination, dose 1", "2025-03-02 ferritin 48 ng/mL"] {
+                    _ = try await adultA.ok(["record", "add", emma, "--text", text])
+                }
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                // B's device has fetched nothing of Emma: no line under it.
+                let before = try await adultB.ok(["device", "list"])
+                #expect(Self.checkIns(of: adultB.deviceID, in: before) == [], "\(before)")
+                #expect(before.split(separator: "\n").count == 2, "\(before)")
+
+                // B reads every record: the key (v1) and the feed to its last change.
+                _ = try await adultB.ok(["record", "show", emma, "--all"])
+                let lastChange = try await bed.grant.withConnection { connection in
+                    try await connection.query("SELECT max(change_seq) FROM records").first!.decode(Int64.self, column: 0)
+                }
+                let listing = try await adultB.ok(["device", "list"])
+                let lines = Self.checkIns(of: adultB.deviceID, in: listing)
+                #expect(lines.count == 1, "\(listing)")
+                let line = try #require(lines.first)
+                #expect(line.hasPrefix("  family member \(emma) v1 at seq \(lastChange), "), "\(listing)")
+                #expect(line.range(of: #", \d{4}-\d{2}-\d{2} \d{2}:\d{2}Z$"#, options: .regularExpression) != nil, "\(listing)")
+
+                // A's device fetched the key to grant (and never read the feed).
+                let aListing = try await adultA.ok(["device", "list"])
+                #expect(Self.checkIns(of: adultA.deviceID, in: aListing).map { $0.hasPrefix("  family member \(emma) v1, no change fetched, ") } == [true], "\(aListing)")
+
+                // The help says what the lines mean.
+                let help = try await adultB.ok(["device", "list", "--help"])
+                #expect(help.contains("what the device could hold") && help.contains("exposure report"), "\(help)")
+            }
+        }
+
         @Test("retiring someone else's device is refused and changes nothing", .timeLimit(.minutes(3)))
         func retiringAnotherUsersDevice() async throws {
             try await CLITestBed.with { bed in

@@ -48,6 +48,8 @@ import Testing
         _ = try await adultA.grant(emma, to: adultB.keys.userID)
         _ = try await adultA.grant(emma, to: adultC.keys.userID)
         _ = try await adultC.readRecords(emma)
+        // C's device now has a check-in for Emma: the device list carries a family member.
+        _ = try await adultC.client.devices()
         let client = adultA.client
         _ = try await client.serviceKey()
         _ = try await client.isReady()

@@ -18,6 +18,9 @@ final class GrantMetrics: Sendable {
     let outboxPublished: Counter
     /// `rescind_outbox_lag_seconds`: after each drain, the age of the oldest unsent outbox row (0 when none).
     let outboxLag: Gauge
+    /// `rescind_device_sync_state_failures_total`: key fetches and change-feed pages answered whose
+    /// device check-in (`device_sync_state`) could not be recorded.
+    let deviceSyncStateFailures: Counter
 
     /// - Parameter registry: the default bootstraps swift-metrics with it (once per process).
     init(registry: PrometheusCollectorRegistry = MetricsRegistry.shared) {
@@ -32,5 +35,9 @@ final class GrantMetrics: Sendable {
             descriptor: name("outbox_published", "total", "Outbox rows the broker acknowledged."))
         outboxLag = registry.makeGauge(
             descriptor: name("outbox_lag", "seconds", "Age of the oldest unsent outbox row after the last drain."))
+        deviceSyncStateFailures = registry.makeCounter(
+            descriptor: name(
+                "device_sync_state_failures", "total",
+                "Key fetches and change-feed pages answered whose device check-in could not be recorded."))
     }
 }

@@ -6,6 +6,7 @@ import RescindServiceSupport
 /// Family members, their keys and grants, and ownership.
 struct FamilyMemberController {
     let families: FamilyMemberStore
+    let checkIns: DeviceCheckIns
 
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
         group.post("family-members", use: create)
@@ -39,8 +40,12 @@ struct FamilyMemberController {
         return FMKVersionResponse(familyMemberID: member.familyMemberID, currentFMKVersion: member.currentFMKVersion)
     }
 
+    /// The caller's wrapped FMK; the device's check-in notes the version it was handed.
     @Sendable func key(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {
-        try await families.key(try context.familyMemberID(), for: try context.requireIdentity().userID)
+        let caller = try context.requireIdentity()
+        let key = try await families.key(try context.familyMemberID(), for: caller.userID)
+        await checkIns.keyFetched(key, by: caller, logger: context.logger)
+        return key
     }
 
     @Sendable func replaceKey(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {

@@ -7,6 +7,7 @@ import RescindServiceSupport
 /// Registration and device authentication (challenge–response with the device's Ed25519 key).
 struct IdentityController {
     let identities: IdentityStore
+    let syncStates: DeviceSyncStore
     let lifetimes: GrantServiceConfiguration.Lifetimes
 
     func addPublicRoutes(to group: RouterGroup<GrantRequestContext>) {
@@ -81,8 +82,13 @@ struct IdentityController {
         return EditedResponse(status: .created, response: device)
     }
 
+    /// The user's devices, each with its last check-in per family member (`DeviceSyncState`).
     @Sendable func devices(_ request: Request, context: GrantRequestContext) async throws -> DeviceList {
-        DeviceList(devices: try await identities.devices(ofUser: try context.requireIdentity().userID))
+        let userID = try context.requireIdentity().userID
+        let states = try await syncStates.states(ofUser: userID)
+        var devices = try await identities.devices(ofUser: userID)
+        for index in devices.indices { devices[index].familyMembers = states[devices[index].deviceID] ?? [] }
+        return DeviceList(devices: devices)
     }
 
     @Sendable func retireDevice(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {

@@ -6,6 +6,7 @@ import RescindServiceSupport
 /// Encrypted records and the incremental-sync feed.
 struct RecordController {
     let records: RecordStore
+    let checkIns: DeviceCheckIns
     static let defaultPageSize = 200
     static let maximumPageSize = 1000
 
@@ -34,7 +35,8 @@ struct RecordController {
         return .noContent
     }
 
-    /// JSON by default; binary (`BinaryRecords`) for clients that accept it.
+    /// JSON by default; binary (`BinaryRecords`) for clients that accept it. The device's
+    /// check-in notes the position it was given up to.
     @Sendable func changes(_ request: Request, context: GrantRequestContext) async throws -> Response {
         let caller = try context.requireIdentity()
         let query = request.uri.queryParameters
@@ -48,7 +50,9 @@ struct RecordController {
             }
             return value
         } ?? Self.defaultPageSize
-        let page = try await records.changes(try context.familyMemberID(), since: since, limit: limit, for: caller.userID)
+        let familyMemberID = try context.familyMemberID()
+        let page = try await records.changes(familyMemberID, since: since, limit: limit, for: caller.userID)
+        await checkIns.pageRead(page, of: familyMemberID, by: caller, logger: context.logger)
         return try BinaryRecordsCoding.response(page, for: request, context: context)
     }
 }

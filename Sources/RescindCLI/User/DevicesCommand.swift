@@ -20,11 +20,18 @@ struct DevicesCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List your devices: id, name, kind, role, enrolled, last used, retired.",
+            abstract: "List your devices: id, name, kind, role, enrolled, last used, retired, and what each fetched.",
             discussion: """
                 Times are UTC; "last used" is the device's last authenticated call, to the minute.
                 Role "agent": keeps a cache and must acknowledge every revocation touching you;
                 "interactive" (this CLI): keeps nothing, so revocations do not wait for it.
+
+                Under each device, one line per family member it fetched anything of: the FMK
+                version of the last key it fetched, the furthest change-feed position (change
+                sequence) it was given, and when it last fetched either (to the minute). That is
+                what the device could hold — the basis of a revocation's exposure report. A
+                refused fetch (after a revocation) changes nothing.
+                  family member 3f2a0c1e-… v2 at seq 120, 2026-11-25 03:20Z
 
                 Example:
                   rescind device list
@@ -44,10 +51,22 @@ struct DevicesCommand: AsyncParsableCommand {
             }
             let header = ["device", "name", "kind", "role", "enrolled", "last used", "retired", ""]
             let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-            for row in [header] + rows {
+            func line(_ row: [String]) -> String {
                 let cells = row.indices.map { $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+                return cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
             }
+            print(line(header))
+            for (device, row) in zip(devices, rows) {
+                print(line(row))
+                for state in device.familyMembers ?? [] { print(Self.checkIn(state)) }
+            }
+        }
+
+        /// `  family member F v2 at seq 120, 2026-11-25 03:20Z`: the last key version and change-feed
+        /// position the device fetched, and when.
+        static func checkIn(_ state: DeviceSyncState) -> String {
+            let position = state.changeSeq.map { " at seq \($0)" } ?? ", no change fetched"
+            return "  family member \(state.familyMemberID.uuidString.lowercased()) v\(state.fmkVersion)\(position), \(time(state.fetchedAt))"
         }
 
         static func time(_ date: Date) -> String {

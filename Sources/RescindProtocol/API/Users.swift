@@ -98,10 +98,13 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
     /// The device's last authenticated call, to the minute; nil if it never made one.
     public var lastUsedAt: Date?
     public var retiredAt: Date?
+    /// Per family member, the last key and change-feed position the device fetched
+    /// (`DeviceSyncState`): what it could hold. In `GET /v1/devices` only (absent elsewhere).
+    public var familyMembers: [DeviceSyncState]?
 
     public init(
         deviceID: UUID, userID: UUID, name: String, kind: DeviceKind? = nil, role: DeviceRole = .agent, signingPublicKey: Data,
-        registeredAt: Date, lastUsedAt: Date? = nil, retiredAt: Date? = nil
+        registeredAt: Date, lastUsedAt: Date? = nil, retiredAt: Date? = nil, familyMembers: [DeviceSyncState]? = nil
     ) {
         self.deviceID = deviceID
         self.userID = userID
@@ -112,6 +115,7 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         self.registeredAt = registeredAt
         self.lastUsedAt = lastUsedAt
         self.retiredAt = retiredAt
+        self.familyMembers = familyMembers
     }
 
     enum CodingKeys: String, CodingKey {
@@ -124,6 +128,45 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         case registeredAt = "registered_at"
         case lastUsedAt = "last_used_at"
         case retiredAt = "retired_at"
+        case familyMembers = "family_members"
+    }
+}
+
+/// A device's last check-in for one family member: the FMK version of the last key it fetched,
+/// the furthest change-feed position it was given, and when (to the minute). What the device
+/// could hold: the basis of a revocation's exposure report.
+public struct DeviceSyncState: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    /// The version of the last key it fetched (or, if it read the feed before fetching any key,
+    /// the version of the ciphertext it was given).
+    public var fmkVersion: Int
+    /// The change sequence of the last change it was given by the change feed; nil if the feed
+    /// never gave it one.
+    public var changeSeq: Int64?
+    /// When it last fetched either, to the minute.
+    public var fetchedAt: Date
+
+    public init(familyMemberID: UUID, fmkVersion: Int, changeSeq: Int64?, fetchedAt: Date) {
+        self.familyMemberID = familyMemberID
+        self.fmkVersion = fmkVersion
+        self.changeSeq = changeSeq
+        self.fetchedAt = fetchedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case fmkVersion = "fmk_version"
+        case changeSeq = "change_seq"
+        case fetchedAt = "fetched_at"
+    }
+
+    /// `change_seq` is always present, `null` when the feed never gave a change.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(familyMemberID, forKey: .familyMemberID)
+        try container.encode(fmkVersion, forKey: .fmkVersion)
+        try container.encode(changeSeq, forKey: .changeSeq)
+        try container.encode(fetchedAt, forKey: .fetchedAt)
     }
 }
 
