@@ -1,0 +1,84 @@
+import Foundation
+
+/// An honest client's report that the grant service offered a key history it cannot
+/// verify: a forged, broken, shortened or forked chain of owner-signed key statements, a
+/// wrapped FMK the owner never committed to, a changed identity key, or an erasure asked
+/// for without a signed reason. Agents sign it with their device key onto `device_acks`;
+/// the CLI sends it to the audit service over HTTPS. The audit service raises it on
+/// `audit_notifications` and shows it on the monitoring page.
+///
+/// It carries what was refused and why, never a key or a record.
+public struct KeyChainViolation: Codable, Sendable, Equatable {
+    public static let schema = "rescind.key_chain_violation.v1"
+
+    /// Stable codes; each refusal maps to exactly one.
+    public enum Code: String, Codable, Sendable, CaseIterable {
+        /// A statement's signature does not verify with the key that must have signed it.
+        case badSignature = "bad_signature"
+        /// A statement's previous-hash does not name the statement before it.
+        case brokenLink = "broken_link"
+        /// Sequence numbers or FMK versions skip, repeat or go backwards.
+        case versionGap = "version_gap"
+        /// A statement signed by a key that is neither the pinned owner's nor reached from
+        /// it by a transfer or rotation statement.
+        case unknownSigner = "unknown_signer"
+        /// The chain offered is shorter than one this client has already verified.
+        case rollback
+        /// The chain offered does not extend the head this client verified (a fork).
+        case fork
+        /// The FMK unwrapped does not match the owner's commitment to that version.
+        case commitmentMismatch = "commitment_mismatch"
+        /// The wrapped FMK served is not the one the owner's statement names for this holder.
+        case wrappedKeyMismatch = "wrapped_key_mismatch"
+        /// The wrapped FMK served is for a version other than the chain's current one.
+        case staleVersion = "stale_version"
+        /// This user is not a holder of the version served (a grant the owner never made).
+        case notAHolder = "not_a_holder"
+        /// A user's identity key changed without a rotation statement signed by the old key.
+        case identityKeyChanged = "identity_key_changed"
+        /// The service refused access (403) but no owner statement excludes this user and no
+        /// signed command asked for erasure: the device keeps its copy.
+        case unsignedErasure = "unsigned_erasure"
+        /// A statement that does not parse or breaks the message limits.
+        case malformed
+    }
+
+    public var reportID: UUID
+    public var code: Code
+    public var familyMemberID: UUID
+    public var reporterUserID: UUID
+    /// The reporting device (an agent's, or the CLI profile's device).
+    public var reporterDeviceID: UUID
+    /// The FMK version the service offered, when there was one.
+    public var offeredFMKVersion: Int?
+    /// The sequence number of the statement that failed, when there was one.
+    public var statementSeq: Int?
+    /// The sequence number of the last statement this client had verified (0: none).
+    public var verifiedSeq: Int
+    /// Human-readable, at most `MessageLimits.errorLength` characters, never key material.
+    public var detail: String
+    public var detectedAt: Date
+
+    public init(
+        reportID: UUID = UUID(), code: Code, familyMemberID: UUID, reporterUserID: UUID, reporterDeviceID: UUID,
+        offeredFMKVersion: Int?, statementSeq: Int?, verifiedSeq: Int, detail: String, detectedAt: Date
+    ) {
+        self.reportID = reportID
+        self.code = code
+        self.familyMemberID = familyMemberID
+        self.reporterUserID = reporterUserID
+        self.reporterDeviceID = reporterDeviceID
+        self.offeredFMKVersion = offeredFMKVersion
+        self.statementSeq = statementSeq
+        self.verifiedSeq = verifiedSeq
+        self.detail = detail
+        self.detectedAt = detectedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reportID = "report_id", code, familyMemberID = "family_member_id"
+        case reporterUserID = "reporter_user_id", reporterDeviceID = "reporter_device_id"
+        case offeredFMKVersion = "offered_fmk_version", statementSeq = "statement_seq"
+        case verifiedSeq = "verified_seq", detail, detectedAt = "detected_at"
+    }
+}
