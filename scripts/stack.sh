@@ -28,7 +28,7 @@ PG_USER=rescind
 PG_PASSWORD=rescind
 PG_DATABASE=rescind
 PG_BIN=${RESCIND_PG_BIN:-/usr/lib/postgresql/15/bin}
-APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium openssl)
+APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium openssl zbar-tools)
 TLS_DIR=$STACK_DIR/tls
 
 say() { printf '[stack] %s\n' "$*" >&2; }
