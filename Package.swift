@@ -343,7 +343,7 @@ let package = Package(
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
         // The client library alone: QR codes, invitations' encoding and checks (no server).
-        .testTarget(name: "RescindClientTests", dependencies: ["RescindClient", "RescindCrypto", "RescindProtocol"]),
+        .testTarget(name: "RescindClientTests", dependencies: ["RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit"]),
         // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.
         .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),

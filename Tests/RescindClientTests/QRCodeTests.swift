@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 import Testing
 
 @testable import RescindClient
@@ -10,33 +11,28 @@ import Testing
     static let zbarimg = ["/usr/bin/zbarimg", "/usr/local/bin/zbarimg"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// What zbar reads from the symbol's image.
-    func decode(_ code: QRCode) throws -> [UInt8] {
+    func decode(_ code: QRCode) async throws -> [UInt8] {
         let reader = try #require(Self.zbarimg, "zbarimg is missing: scripts/stack.sh up installs zbar-tools")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).pgm")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(code.pgm()).write(to: file)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: reader)
-        process.arguments = ["--raw", "--quiet", "-Sbinary", file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "zbarimg found no symbol")
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: reader), ["--raw", "--quiet", "-Sbinary", file.path], timeout: .seconds(30),
+            separateOutput: true)
+        #expect(result.status == 0, "zbarimg found no symbol: \(result.stderr)")
         // zbar ends what it read with a newline.
-        return Array(data.last == 0x0A ? data.dropLast() : data)
+        let read = Array(result.stdout.utf8)
+        return read.last == 0x0A ? Array(read.dropLast()) : read
     }
 
     @Test(arguments: [1, 14, 15, 40, 62, 84, 106, 122, 152, 180, 213])
-    func anIndependentReaderReadsBackWhatWasEncoded(length: Int) throws {
+    func anIndependentReaderReadsBackWhatWasEncoded(length: Int) async throws {
         var generator = SystemRandomNumberGenerator()
         // Printable bytes: what an invitation token is made of, and what zbar passes through as-is.
         let payload = (0..<length).map { _ in UInt8.random(in: 0x21...0x7E, using: &generator) }
         let code = try QRCode.encode(payload)
         #expect(code.size == 17 + 4 * code.version)
-        #expect(try decode(code) == payload)
+        #expect(try await decode(code) == payload)
     }
 
     @Test func theSmallestVersionThatHoldsTheInputIsChosen() throws {
@@ -45,7 +41,7 @@ import Testing
         #expect(try QRCode.encode(Array(repeating: 0x41, count: 213)).version == 10)
     }
 
-    @Test func everyMaskReadsBack() throws {
+    @Test func everyMaskReadsBack() async throws {
         // The encoder keeps the best mask; draw each of the eight by hand and read it.
         let payload = Array("rescind:invitation:every-mask".utf8)
         let version = try QRCode.encode(payload).version
@@ -56,7 +52,7 @@ import Testing
             builder.drawCodewords(words)
             builder.applyMask(mask)
             builder.drawFormatBits(mask: mask)
-            #expect(try decode(QRCode(version: version, mask: mask, modules: builder.modules)) == payload, "mask \(mask)")
+            #expect(try await decode(QRCode(version: version, mask: mask, modules: builder.modules)) == payload, "mask \(mask)")
         }
     }
 
