@@ -9,7 +9,7 @@ import Testing
 /// The grant service answers as `openapi.yaml` says, request and response schemas included:
 /// the real clients' flows (registration, enrolment, family members, records, grants, a
 /// revocation previewed, begun and abandoned, one committed, a stolen-device revocation, an identity
-/// rotation, ownership transfer) run through a recording proxy that checks every answer, and
+/// rotation, ownership transfer, an invitation) run through a recording proxy that checks every answer, and
 /// every operation then gets junk: unknown and malformed ids, no or a refused credential,
 /// malformed and mistyped bodies, junk queries. An undocumented status fails the test.
 /// (`OpenAPIDocumentTests` checks that document and router list the same operations.)
@@ -62,6 +62,12 @@ import Testing
         _ = try await client.fmkVersion(emma)
         _ = try await client.grants(emma)
         _ = try await client.record(emma, record)
+        // An invitation created, accepted by B and completed by A (pins in scratch files).
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("contract-pins-\(UUID().uuidString)")
+        var pinsA = try IdentityPins(path: scratch.path + "-a.json"), pinsB = try IdentityPins(path: scratch.path + "-b.json")
+        let (invitation, _) = try await adultA.createInvitation()
+        _ = try await adultB.acceptInvitation(invitation, pins: &pinsB)
+        _ = try await adultA.completeInvitation(invitation.invitationID, pins: &pinsA)
         let token = try await client.bearerToken()
         try await contract.send("GET", "/v1/family-members/\(emma)/records?since=0&limit=1", on: url, token: token)
         for route in ["/health", "/metrics", "/v1/openapi.yaml"] { try await contract.send("GET", route, on: url) }

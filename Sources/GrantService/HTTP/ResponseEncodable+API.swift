@@ -23,3 +23,4 @@ extension RevocationCommitted: ResponseEncodable {}
 extension RevocationPreview: ResponseEncodable {}
 extension ServiceKeyResponse: ResponseEncodable {}
 extension IdentityRotationList: ResponseEncodable {}
+extension InvitationResponse: ResponseEncodable {}

@@ -1,0 +1,188 @@
+import Foundation
+
+/// An owner's invitation (sharing ADR): signed with the inviter's identity key, single use,
+/// valid for at most `maximumLifetime`. It names a one-time *invitation key* whose private half
+/// travels only in the token the owner hands over in person (printed, or as a QR code):
+/// whoever accepts must sign with it, so the grant service — which sees only the public half —
+/// cannot accept on anyone's behalf, and the token carries a fingerprint of the inviter's
+/// identity key, so the service cannot substitute the inviter either.
+public struct Invitation: Codable, Sendable, Equatable {
+    /// Seven days, as the sharing ADR says.
+    public static let maximumLifetime: TimeInterval = 7 * 24 * 3600
+
+    public var invitationID: UUID
+    public var inviterUserID: UUID
+    public var inviterIdentityPublicKey: Data
+    public var inviterAgreementPublicKey: Data
+    /// What the owner will share once the invitation is accepted, if anything.
+    public var familyMemberID: UUID?
+    /// The Ed25519 public key of the one-time invitation key (its seed is in the token).
+    public var invitationPublicKey: Data
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(
+        invitationID: UUID, inviterUserID: UUID, inviterIdentityPublicKey: Data, inviterAgreementPublicKey: Data,
+        familyMemberID: UUID?, invitationPublicKey: Data, createdAt: Date, expiresAt: Date
+    ) {
+        self.invitationID = invitationID
+        self.inviterUserID = inviterUserID
+        self.inviterIdentityPublicKey = inviterIdentityPublicKey
+        self.inviterAgreementPublicKey = inviterAgreementPublicKey
+        self.familyMemberID = familyMemberID
+        self.invitationPublicKey = invitationPublicKey
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case invitationID = "invitation_id"
+        case inviterUserID = "inviter_user_id"
+        case inviterIdentityPublicKey = "inviter_identity_public_key"
+        case inviterAgreementPublicKey = "inviter_agreement_public_key"
+        case familyMemberID = "family_member_id"
+        case invitationPublicKey = "invitation_public_key"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+    }
+
+    /// What the inviter's identity key signs.
+    public func signingInput() throws -> [UInt8] {
+        Array("rescind-invitation-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(self))
+    }
+}
+
+/// An invitation and the inviter's identity signature over it (`POST /v1/invitations`).
+public struct SignedInvitation: Codable, Sendable, Equatable {
+    public var invitation: Invitation
+    public var signature: Data
+
+    public init(invitation: Invitation, signature: Data) {
+        self.invitation = invitation
+        self.signature = signature
+    }
+}
+
+/// The invitee's answer: their keys, signed with their identity key and with the invitation
+/// key from the token (proof that they hold the token the owner handed over).
+public struct InvitationAcceptance: Codable, Sendable, Equatable {
+    public var invitationID: UUID
+    public var inviteeUserID: UUID
+    public var inviteeIdentityPublicKey: Data
+    public var inviteeAgreementPublicKey: Data
+    public var acceptedAt: Date
+
+    public init(invitationID: UUID, inviteeUserID: UUID, inviteeIdentityPublicKey: Data, inviteeAgreementPublicKey: Data, acceptedAt: Date) {
+        self.invitationID = invitationID
+        self.inviteeUserID = inviteeUserID
+        self.inviteeIdentityPublicKey = inviteeIdentityPublicKey
+        self.inviteeAgreementPublicKey = inviteeAgreementPublicKey
+        self.acceptedAt = acceptedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case invitationID = "invitation_id"
+        case inviteeUserID = "invitee_user_id"
+        case inviteeIdentityPublicKey = "invitee_identity_public_key"
+        case inviteeAgreementPublicKey = "invitee_agreement_public_key"
+        case acceptedAt = "accepted_at"
+    }
+
+    /// What both the invitee's identity key and the invitation key sign.
+    public func signingInput() throws -> [UInt8] {
+        Array("rescind-invitation-acceptance-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(self))
+    }
+}
+
+/// An acceptance with both signatures (`POST /v1/invitations/{id}/acceptance`).
+public struct SignedInvitationAcceptance: Codable, Sendable, Equatable {
+    public var acceptance: InvitationAcceptance
+    /// By the invitee's identity key.
+    public var identitySignature: Data
+    /// By the one-time invitation key whose seed is in the token.
+    public var invitationKeySignature: Data
+
+    public init(acceptance: InvitationAcceptance, identitySignature: Data, invitationKeySignature: Data) {
+        self.acceptance = acceptance
+        self.identitySignature = identitySignature
+        self.invitationKeySignature = invitationKeySignature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case acceptance
+        case identitySignature = "identity_signature"
+        case invitationKeySignature = "invitation_key_signature"
+    }
+}
+
+/// An invitation as the service keeps it. The acceptance is shown to the inviter only.
+public struct InvitationResponse: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable {
+        case pending, accepted, expired
+    }
+
+    public var invitation: SignedInvitation
+    public var status: Status
+    public var acceptance: SignedInvitationAcceptance?
+
+    public init(invitation: SignedInvitation, status: Status, acceptance: SignedInvitationAcceptance? = nil) {
+        self.invitation = invitation
+        self.status = status
+        self.acceptance = acceptance
+    }
+}
+
+/// What the owner hands over in person: the invitation's id, the seed of its one-time key and
+/// the first 16 bytes of SHA-256 of the inviter's identity key, as
+/// `rescind-invite:` + base64url (no padding) of those 64 bytes.
+public struct InvitationToken: Sendable, Equatable, CustomStringConvertible {
+    public static let prefix = "rescind-invite:"
+    public static let fingerprintByteCount = 16
+
+    public var invitationID: UUID
+    public var seed: [UInt8]
+    public var inviterFingerprint: [UInt8]
+
+    public init(invitationID: UUID, seed: [UInt8], inviterFingerprint: [UInt8]) {
+        precondition(seed.count == 32 && inviterFingerprint.count == Self.fingerprintByteCount)
+        self.invitationID = invitationID
+        self.seed = seed
+        self.inviterFingerprint = inviterFingerprint
+    }
+
+    public enum ParseError: Error, Equatable, CustomStringConvertible {
+        case malformed
+
+        public var description: String {
+            "not an invitation: expected \(InvitationToken.prefix) followed by 86 base64url characters"
+        }
+    }
+
+    /// Parses a token as printed (surrounding whitespace ignored); anything else is refused.
+    public init(parsing text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix(Self.prefix) else { throw ParseError.malformed }
+        let body = trimmed.dropFirst(Self.prefix.count)
+        guard body.count == 86, body.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw ParseError.malformed
+        }
+        let base64 = body.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "=="
+        guard let bytes = Data(base64Encoded: base64).map(Array.init), bytes.count == 64 else { throw ParseError.malformed }
+        let id = bytes[0..<16]
+        invitationID = UUID(uuid: (id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]))
+        seed = Array(bytes[16..<48])
+        inviterFingerprint = Array(bytes[48..<64])
+    }
+
+    public var description: String {
+        let uuid = invitationID.uuid
+        let id: [UInt8] = [
+            uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7, uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13,
+            uuid.14, uuid.15,
+        ]
+        let text = Data(id + seed + inviterFingerprint).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return Self.prefix + text
+    }
+}
