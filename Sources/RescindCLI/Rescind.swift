@@ -24,6 +24,7 @@ struct Rescind: AsyncParsableCommand {
             FamilyMemberCommand.self,
             RecordCommand.self,
             GrantCommand.self,
+            InviteCommand.self,
             RevokeCommand.self,
             DevicesCommand.self,
             AccessLogCommand.self,

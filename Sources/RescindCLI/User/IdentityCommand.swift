@@ -16,7 +16,7 @@ struct IdentityCommand: AsyncParsableCommand {
               rescind identity rotate
               RESCIND_NEW_PASSPHRASE=… rescind identity passphrase
             """,
-        subcommands: [Create.self, Show.self, Code.self, Rotate.self, Passphrase.self])
+        subcommands: [Create.self, Show.self, Code.self, Trust.self, Rotate.self, Passphrase.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -84,6 +84,39 @@ struct IdentityCommand: AsyncParsableCommand {
             let code = try session.keys.agreementKey.verificationCode(
                 with: try X25519.PublicKey(rawRepresentation: [UInt8](other.agreementPublicKey)))
             print("verification code \(code) (your keys with \(other.displayName)'s, generation \(other.identityGeneration))")
+        }
+    }
+
+    struct Trust: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pin another user's current keys after comparing verification codes with them.",
+            discussion: """
+                When the grant service shows keys for someone other than the ones you pinned (they
+                rotated after losing a device, or the service is lying), grants to them are refused.
+                Compare codes in person or by phone (`rescind identity code --with U` on both sides);
+                if they match, pin the new keys by typing the code you both saw.
+
+                Example:
+                  rescind identity trust 93ab… --code A3-5F-2B
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The other user's id.") var user: UUID
+        @Option(help: "The verification code you compared with them.") var code: String
+
+        func run() async throws {
+            let session = try await profile.session()
+            let other = try await session.client.user(user)
+            let expected = try session.keys.agreementKey.verificationCode(
+                with: try X25519.PublicKey(rawRepresentation: [UInt8](other.agreementPublicKey)))
+            guard code.uppercased() == expected else {
+                throw CLIError(
+                    "the code \(code) is not the one your keys give with \(other.displayName)'s current keys: nothing pinned "
+                        + "(the keys the grant service shows are not the ones they hold)")
+            }
+            var pins = try profile.identityPins()
+            try pins.pin(user, .init(identityPublicKey: other.identityPublicKey, agreementPublicKey: other.agreementPublicKey, source: .comparedCode))
+            print("pinned \(other.displayName)'s current keys (generation \(other.identityGeneration)) after comparing code \(expected)")
         }
     }
 

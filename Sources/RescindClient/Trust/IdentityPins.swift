@@ -106,3 +106,28 @@ extension JSONEncoder {
 extension JSONDecoder {
     fileprivate static var pins: JSONDecoder { CanonicalJSON.decoder() }
 }
+
+extension IdentityPins.Pin {
+    /// Whether the user's `current` keys follow from this pin through `rotations`, each statement
+    /// signed by the key it replaces and by the new one (identity-key rotation): then the change
+    /// is the user's own doing, as far as keys can tell. A thief holding the old identity key can
+    /// make such a statement too, which is why the stolen-device flow compares codes instead.
+    public func follows(to current: UserResponse, through rotations: [IdentityRotation]) -> Bool {
+        var identity = identityPublicKey
+        var agreement = agreementPublicKey
+        for rotation in rotations {
+            let statement = rotation.statement
+            // Statements before the pin are history: skip until the pinned key is the one replaced.
+            guard statement.previousIdentityPublicKey == identity else { continue }
+            guard statement.userID == current.userID, let input = try? statement.signingInput(),
+                let previous = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.previousIdentityPublicKey)),
+                let next = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.identityPublicKey)),
+                previous.isValidSignature([UInt8](rotation.previousKeySignature), for: input),
+                next.isValidSignature([UInt8](rotation.newKeySignature), for: input)
+            else { return false }
+            identity = statement.identityPublicKey
+            agreement = statement.agreementPublicKey
+        }
+        return identity == current.identityPublicKey && agreement == current.agreementPublicKey
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import RescindCrypto
+import Testing
+
+extension CLITests {
+    /// Invitations and pinned identities from the command line (issue 16, items 3 and 4).
+    @Suite("rescind invite and pinned identities") struct Invite {
+        @Test(.timeLimit(.minutes(3)))
+        func anInvitationHandedOverPinsBothSidesSharesAndBothSeeOneCode() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultC = try await bed.person("Adult C")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
+
+                let created = try await adultA.ok(["invite", "create", emma, "--days", "2"])
+                let token = try #require(created.split(separator: "\n").first { $0.hasPrefix("rescind-invite:") }.map(String.init), "\(created)")
+                let id = try #require(created.firstMatch(of: /invitation ([0-9a-f-]{36}) to share/).map { String($0.1) }, "\(created)")
+                // The QR code is drawn with half blocks under the token.
+                #expect(created.split(separator: "\n").filter { $0.contains("▀") || $0.contains("▄") }.count > 10, "\(created)")
+
+                try await adultA.run(["invite", "complete", id]).expectOneLineError("not been accepted yet")
+                let accepted = try await adultC.ok(["invite", "accept", token])
+                let inviteeCode = try #require(accepted.firstMatch(of: /verification code ([0-9A-F-]{8})/).map { String($0.1) }, "\(accepted)")
+                // Once only: B cannot use the same token.
+                try await adultB.run(["invite", "accept", token]).expectOneLineError("409", "invitation_used")
+                try await adultB.run(["invite", "accept", "rescind-invite:not-a-token"]).expectOneLineError("not an invitation")
+
+                let completed = try await adultA.ok(["invite", "complete", id])
+                #expect(completed.contains("Adult C") && completed.contains("shared \(emma)"), "\(completed)")
+                #expect(completed.contains("verification code \(inviteeCode)"), "\(completed) vs \(inviteeCode)")
+                #expect(try await adultC.ok(["record", "show", emma, "--all"]).contains("penicillin allergy"))
+                // `identity code` gives the same code on both sides.
+                #expect(try await adultA.ok(["identity", "code", "--with", adultC.userID]).contains(inviteeCode))
+                #expect(try await adultC.ok(["identity", "code", "--with", adultA.userID]).contains(inviteeCode))
+            }
+        }
+
+        /// A compromised grant service swaps a user's keys in its database: the granter who pinned
+        /// them refuses to grant, and a code that was not compared does not pin the swapped keys.
+        /// A rotation signed by the pinned key is followed.
+        @Test(.timeLimit(.minutes(3)))
+        func swappedKeysAreRefusedAndASignedRotationIsFollowed() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                let liam = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])  // pins B on first use
+
+                // B rotates: statements signed by the pinned key, so A follows them.
+                try await adultB.ok(["identity", "rotate"])
+                let followed = try await adultA.run(["grant", liam, "--to", adultB.userID])
+                #expect(followed.status == 0 && followed.stderr.contains("rotated their keys"), "\(followed)")
+
+                // The service swaps B's keys for an attacker's, with no statement.
+                let attackerIdentity = Ed25519.PrivateKey(), attackerAgreement = X25519.PrivateKey()
+                try await bed.grant.withConnection { connection in
+                    try await connection.execute(
+                        """
+                        UPDATE users SET identity_public_key = \(Data(attackerIdentity.publicKey.rawRepresentation)),
+                                         agreement_public_key = \(Data(attackerAgreement.publicKey.rawRepresentation))
+                        WHERE user_id = \(UUID(uuidString: adultB.userID)!)
+                        """)
+                }
+                let noah = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("other keys", "nothing was granted")
+                let granted = try await bed.grant.withConnection { connection in
+                    try await connection.query(
+                        "SELECT count(*) FROM access_grants WHERE family_member_id = \(UUID(uuidString: noah)!) AND grantee_user_id = \(UUID(uuidString: adultB.userID)!)"
+                    ).first!.decode(Int.self, column: 0)
+                }
+                #expect(granted == 0)
+                // B's own device shows the code with A's real keys; A's side computes it with the swapped ones: they differ.
+                let bCode = try #require(
+                    try await adultB.ok(["identity", "code", "--with", adultA.userID]).firstMatch(of: /code ([0-9A-F-]{8})/).map { String($0.1) })
+                try await adultA.run(["identity", "trust", adultB.userID, "--code", bCode]).expectOneLineError("nothing pinned")
+                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("other keys")
+            }
+        }
+    }
+}
