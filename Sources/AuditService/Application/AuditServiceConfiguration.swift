@@ -101,7 +101,7 @@ public struct AuditServiceConfiguration: Sendable {
     public struct Notifications: Sendable {
         /// Fallback poll of the notification outbox; `RESCIND_AUDIT_OUTBOX_POLL_MS`.
         public var pollInterval: Duration = .seconds(2)
-        /// Rows published per relay transaction; `RESCIND_AUDIT_OUTBOX_BATCH_SIZE`.
+        /// Rows claimed and published per relay batch; `RESCIND_AUDIT_OUTBOX_BATCH_SIZE`.
         public var batchSize = 200
         /// How long a claimed batch stays out of other replicas' reach when its relay neither
         /// marks nor releases it (a crash); must exceed the producer's message timeout (60 s);

@@ -61,7 +61,7 @@ public struct GrantServiceConfiguration: Sendable {
     }
 
     public struct Outbox: Sendable {
-        /// Rows published per relay transaction; `RESCIND_OUTBOX_BATCH_SIZE`.
+        /// Rows claimed and published per relay batch; `RESCIND_OUTBOX_BATCH_SIZE`.
         public var batchSize = 500
         /// Fallback poll when no notification arrives; `RESCIND_OUTBOX_POLL_MS`.
         public var pollInterval: Duration = .seconds(2)
