@@ -21,5 +21,6 @@ struct RescindDev: AsyncParsableCommand {
             BenchCommand.self,
             HostileCommand.self,
             BrokerCommand.self,
+            AgentCommand.self,
         ])
 }

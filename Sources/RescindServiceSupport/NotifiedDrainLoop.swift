@@ -45,8 +45,9 @@ public struct NotifiedDrainLoop: Sendable {
     /// Returns after graceful shutdown, once the drain in flight is over: a batch that was
     /// sent is also marked sent.
     /// - Parameters:
-    ///   - batch: claims at most `batchSize` rows, handles them in one transaction and
-    ///     returns how many it claimed; throwing rolls the batch back (it is retried).
+    ///   - batch: claims at most `batchSize` rows, handles them and returns how many it
+    ///     claimed; throwing leaves what it did not finish to be retried. Neither relay keeps a
+    ///     transaction open while it waits for Kafka (they claim, publish, then mark).
     ///   - afterDrain: runs after every drain that cancellation did not cut short (a lag
     ///     gauge, for instance).
     /// - Throws: when the listening connection cannot be opened.

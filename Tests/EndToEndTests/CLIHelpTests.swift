@@ -10,7 +10,7 @@ extension CLITests {
         ].map { "rescind \($0)" } + [
             "", "tail", "migrate", "keys", "keys generate", "keys public", "keys token",
         ].map { "rescind-admin \($0)" } + [
-            "", "demo", "stack",
+            "", "demo", "stack", "agent",
         ].map { "rescind-dev \($0)" }
 
         /// `command`: the executable, then the subcommand's words.

@@ -108,7 +108,7 @@ public enum AuditServiceApplication {
             NotificationRelay(
                 pool: pool, database: database, producer: producer, topic: topics.name(.auditNotifications),
                 batchSize: configuration.notifications.batchSize, pollInterval: configuration.notifications.pollInterval,
-                metrics: metrics, logger: logger),
+                claimLease: configuration.notifications.claimLease, metrics: metrics, logger: logger),
             DeadlineMonitor(
                 pool: pool, tracker: tracker, writer: writer, handler: handler,
                 interval: configuration.tracking.scanInterval, pendingAckLifetime: configuration.tracking.pendingAckLifetime,

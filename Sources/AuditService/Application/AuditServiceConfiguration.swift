@@ -101,8 +101,12 @@ public struct AuditServiceConfiguration: Sendable {
     public struct Notifications: Sendable {
         /// Fallback poll of the notification outbox; `RESCIND_AUDIT_OUTBOX_POLL_MS`.
         public var pollInterval: Duration = .seconds(2)
-        /// Rows published per relay transaction; `RESCIND_AUDIT_OUTBOX_BATCH_SIZE`.
+        /// Rows claimed and published per relay batch; `RESCIND_AUDIT_OUTBOX_BATCH_SIZE`.
         public var batchSize = 200
+        /// How long a claimed batch stays out of other replicas' reach when its relay neither
+        /// marks nor releases it (a crash); must exceed the producer's message timeout (60 s);
+        /// `RESCIND_AUDIT_OUTBOX_CLAIM_LEASE_SECONDS`.
+        public var claimLease: Duration = .seconds(90)
     }
 
     /// Who may read the monitoring API, the event stream and the page's data, and how
@@ -197,6 +201,8 @@ public struct AuditServiceConfiguration: Sendable {
             try reader.int("RESCIND_AUDIT_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
         notifications.batchSize = try reader.int(
             "RESCIND_AUDIT_OUTBOX_BATCH_SIZE", default: notifications.batchSize, range: 1...10_000)
+        notifications.claimLease = try reader.seconds(
+            "RESCIND_AUDIT_OUTBOX_CLAIM_LEASE_SECONDS", default: notifications.claimLease)
         monitoring.operatorTokenFile = reader.optionalString("RESCIND_AUDIT_OPERATOR_TOKEN_FILE")
         monitoring.maxStreams = try reader.int("RESCIND_AUDIT_MAX_STREAMS", default: monitoring.maxStreams, range: 1...100_000)
         monitoring.streamBufferEvents = try reader.int(

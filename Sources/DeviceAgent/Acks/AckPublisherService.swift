@@ -58,6 +58,7 @@ struct AckPublisherService: Service {
             if case .success = result { return ack.ackID }
             return nil
         }
+        if !delivered.isEmpty { engine.faults.atStep(.ackDelivered) }
         try await engine.store.markSent(delivered)
         engine.metrics.acksPublished(delivered.count)
         engine.metrics.acksOwed(owed.count - delivered.count)

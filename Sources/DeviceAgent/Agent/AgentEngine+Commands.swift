@@ -111,6 +111,7 @@ extension AgentEngine {
                 change = .rotate(
                     try await keys.fetcher.rotation(
                         command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store))
+                faults.atStep(.downloaded)
             } catch let error as AgentError where error.isTransient {
                 throw error
             } catch let error as AgentError where error.code == .accessRevoked {
@@ -124,12 +125,15 @@ extension AgentEngine {
                 failure = "\(error.code): \(error.message)"
             }
         }
-        let faults = self.faults
         guard
             let (ack, effect) = try await store.complete(
                 command, change: change, outcome: outcome, error: failure, signer: keys.signer, started: started,
-                beforeCommit: { try faults.beforeCommandCommit(command) })
+                beforeCommit: { [faults] in
+                    faults.atStep(.insideTransaction)
+                    try faults.beforeCommandCommit(command)
+                })
         else { return }
+        faults.atStep(.committed)
         acksOwed.signal()
         log(command, decision: decision, ack: ack, effect: effect, previous: local.heldVersion)
     }

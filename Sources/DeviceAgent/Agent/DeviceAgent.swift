@@ -28,7 +28,8 @@ public final class DeviceAgent: Sendable {
         try await DeviceAgent(configuration: configuration, logger: logger, faults: AgentFaults())
     }
 
-    init(configuration: AgentConfiguration, logger: Logger, faults: AgentFaults) async throws {
+    /// An agent with the dev kit's faults (`AgentFaultPlans`); the product opens with none (`open`).
+    package init(configuration: AgentConfiguration, logger: Logger, faults: AgentFaults) async throws {
         try SecureFiles.prepareDirectory(configuration.dataDirectory)
         let keystore: Keystore?
         let identity: KeystoreIdentity

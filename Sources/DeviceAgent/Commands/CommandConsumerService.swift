@@ -43,7 +43,9 @@ struct CommandConsumerService: Service {
         var commandID: UUID?
         var sealedSeq: Int64?
         switch receipt {
-        case .stored(let id): commandID = id
+        case .stored(let id):
+            commandID = id
+            engine.faults.atStep(.stored)
         case .sealed(let seq): sealedSeq = seq
         case .ignored, .rejected: break
         }

@@ -17,6 +17,10 @@ package struct AgentFaults: Sendable {
     /// command path: a self-heal pass that reaches the grant service after a revocation
     /// rotates or erases by itself, and the command then finds nothing left to do.
     package var selfHeals = true
+    /// Runs when a command reaches a named step (`AgentStep`), on the path that carries it
+    /// out; the dev kit's `AgentFaultPlans.stop(at:)` freezes the process there (SIGSTOP) so
+    /// that a test can kill it exactly at that step.
+    package var atStep: @Sendable (AgentStep) -> Void = { _ in }
 
     package init() {}
 

@@ -63,7 +63,8 @@ public enum GrantServiceApplication {
             PoolService(pool: pool),
             OutboxRelay(
                 pool: pool, database: database, producer: producer, batchSize: configuration.outbox.batchSize,
-                pollInterval: configuration.outbox.pollInterval, metrics: metrics, logger: logger),
+                pollInterval: configuration.outbox.pollInterval, claimLease: configuration.outbox.claimLease, metrics: metrics,
+                logger: logger),
             Janitor(
                 pool: pool, families: families, outbox: outbox, interval: configuration.lifetimes.janitorInterval,
                 retention: configuration.lifetimes.revokedGrantRetention, logger: logger))

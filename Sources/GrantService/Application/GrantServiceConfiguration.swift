@@ -61,10 +61,14 @@ public struct GrantServiceConfiguration: Sendable {
     }
 
     public struct Outbox: Sendable {
-        /// Rows published per relay transaction; `RESCIND_OUTBOX_BATCH_SIZE`.
+        /// Rows claimed and published per relay batch; `RESCIND_OUTBOX_BATCH_SIZE`.
         public var batchSize = 500
         /// Fallback poll when no notification arrives; `RESCIND_OUTBOX_POLL_MS`.
         public var pollInterval: Duration = .seconds(2)
+        /// How long a claimed batch stays out of other replicas' reach when its relay neither
+        /// marks nor releases it (a crash); must exceed the producer's message timeout (60 s),
+        /// or a slow but live relay's batch is sent twice; `RESCIND_OUTBOX_CLAIM_LEASE_SECONDS`.
+        public var claimLease: Duration = .seconds(90)
     }
 
     public var http = HTTP()
@@ -109,6 +113,7 @@ public struct GrantServiceConfiguration: Sendable {
         outbox.batchSize = try reader.int("RESCIND_OUTBOX_BATCH_SIZE", default: outbox.batchSize, range: 1...10_000)
         outbox.pollInterval = .milliseconds(
             try reader.int("RESCIND_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
+        outbox.claimLease = try reader.seconds("RESCIND_OUTBOX_CLAIM_LEASE_SECONDS", default: outbox.claimLease)
         signingKeyFile = reader.string("RESCIND_GRANT_SIGNING_KEY_FILE", default: signingKeyFile)
         createSigningKeyIfMissing = try reader.bool("RESCIND_GRANT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)

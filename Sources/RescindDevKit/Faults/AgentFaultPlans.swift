@@ -1,4 +1,6 @@
 import DeviceAgent
+import Foundation
+import Synchronization
 import RescindClient
 
 /// The faulting implementations behind the agent's injection point (`AgentFaults`): each
@@ -34,5 +36,51 @@ package enum AgentFaultPlans {
         var faults = faults
         faults.selfHeals = false
         return faults
+    }
+
+    /// Freezes the whole process (SIGSTOP) the first time a command reaches `step`, after
+    /// printing `stopped at step <name>` on standard error: whatever the agent's other tasks
+    /// were doing stays exactly where it was, so that a test's SIGKILL lands at that step.
+    package static func stop(at step: AgentStep, _ faults: AgentFaults = AgentFaults()) -> AgentFaults {
+        var faults = faults
+        let reached = StepLatch()
+        faults.atStep = { current in
+            guard current == step, reached.first() else { return }
+            FileHandle.standardError.write(Data("stopped at step \(step.rawValue)\n".utf8))
+            raise(SIGSTOP)
+        }
+        return faults
+    }
+
+    /// The plan `rescind-dev agent` runs: `RESCIND_DEV_AGENT_STOP_AT` names a step
+    /// (`AgentStep`), and `RESCIND_DEV_AGENT_SELF_HEAL=false` leaves the self-heal service out
+    /// (so that a periodic pass does not carry out the command before it reaches the step).
+    /// Read by the dev kit only: the product's `rescind-agent` knows neither variable.
+    /// - Throws: `AgentFaultPlanError` for a step that does not exist.
+    package static func fromEnvironment(_ environment: [String: String]) throws -> AgentFaults {
+        var faults = AgentFaults()
+        if environment["RESCIND_DEV_AGENT_SELF_HEAL"] == "false" { faults.selfHeals = false }
+        guard let name = environment["RESCIND_DEV_AGENT_STOP_AT"], !name.isEmpty else { return faults }
+        guard let step = AgentStep(rawValue: name) else {
+            throw AgentFaultPlanError(
+                description: "RESCIND_DEV_AGENT_STOP_AT: no step \(name) (\(AgentStep.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return stop(at: step, faults)
+    }
+}
+
+package struct AgentFaultPlanError: Error, CustomStringConvertible {
+    package let description: String
+}
+
+/// True for the first caller only.
+private final class StepLatch: Sendable {
+    private let passed = Mutex(false)
+
+    func first() -> Bool {
+        passed.withLock { passed in
+            defer { passed = true }
+            return !passed
+        }
     }
 }

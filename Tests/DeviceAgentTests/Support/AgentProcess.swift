@@ -14,9 +14,15 @@ final class AgentProcess {
     private let child: ChildProcess
     private let scratch: URL
 
-    /// Starts `rescind-agent arguments…` with exactly `environment`.
-    init(_ arguments: [String], environment: [String: String]) throws {
-        let executable = try #require(Self.executable, "rescind-agent is not built next to the tests")
+    /// `rescind-dev`, whose `agent` command runs the agent with a dev-kit fault plan.
+    static var devExecutable: URL? {
+        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("rescind-dev")
+        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+    }
+
+    /// Starts `rescind-agent arguments…` (or `executable`) with exactly `environment`.
+    init(_ arguments: [String], environment: [String: String], executable: URL? = nil) throws {
+        let executable = try #require(executable ?? Self.executable, "rescind-agent is not built next to the tests")
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-agent-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         child = try ChildProcess(
