@@ -94,6 +94,7 @@ public enum GrantServiceApplication {
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
+        RevocationExposureController(exposures: RevocationExposureStore(pool: pool)).addRoutes(to: authenticated)
         return router
     }
 
