@@ -25,16 +25,19 @@ struct RevocationExposureStore: Sendable {
             "SELECT count(*) FROM records WHERE family_member_id = \(familyMemberID)"
         ).first!.decode(Int.self, column: 0)
         var devices: [RevocationExposure.Device] = []
-        for row in try await connection.query(
+        // One join of the records with their staged copies (no nested loop: statistics taken when
+        // the tables were nearly empty would make it quadratic, as for the swap), then a scan of
+        // that list per device.
+        try await connection.execute("SET LOCAL enable_nestloop = off")
+        let rows = try await connection.query(
             """
+            WITH swapped AS MATERIALIZED (
+                SELECT st.source_change_seq AS seq FROM records r
+                JOIN staged_records st ON st.staging_id = \(revocationID) AND st.record_id = r.record_id
+                WHERE r.family_member_id = \(familyMemberID))
             SELECT d.device_id, d.name, d.role, d.retired_at, s.fmk_version, s.change_seq, s.fetched_at,
-                   coalesce((SELECT count(*) FROM records r JOIN staged_records st
-                                 ON st.staging_id = \(revocationID) AND st.record_id = r.record_id
-                             WHERE r.family_member_id = \(familyMemberID) AND st.source_change_seq <= s.change_seq), 0),
-                   coalesce((SELECT count(*) FROM records r JOIN staged_records st
-                                 ON st.staging_id = \(revocationID) AND st.record_id = r.record_id
-                             WHERE r.family_member_id = \(familyMemberID)
-                               AND st.source_change_seq > coalesce(s.change_seq, -1)), 0)
+                   (SELECT count(*) FROM swapped WHERE seq <= s.change_seq),
+                   (SELECT count(*) FROM swapped WHERE seq > coalesce(s.change_seq, -1))
                    + (SELECT count(*) FROM record_tombstones t
                       WHERE t.family_member_id = \(familyMemberID) AND t.change_seq > coalesce(s.change_seq, -1)
                         AND s.device_id IS NOT NULL)
@@ -43,7 +46,8 @@ struct RevocationExposureStore: Sendable {
             WHERE d.user_id = \(revokedUserID)
             ORDER BY d.registered_at, d.device_id
             """)
-        {
+        try await connection.execute("SET LOCAL enable_nestloop = on")
+        for row in rows {
             let (device, name, role, retiredAt, version, changeSeq, fetchedAt, fetched, since) = try row.decode(
                 UUID.self, String.self, String.self, Date?.self, Int?.self, Int64?.self, Date?.self, Int.self, Int.self)
             let deviceRole = DeviceRole(rawValue: role) ?? .agent
