@@ -76,7 +76,8 @@ import Testing
         _ = try await client.revocationPreview(emma, user: adultC.keys.userID)
         let begun = try await client.beginRevocation(emma, BeginRevocationRequest(revokedUserID: adultC.keys.userID, reason: "test"))
         try await client.abandonRevocation(begun.revocationID)
-        _ = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
+        let committed = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
+        _ = try await adultA.revocationExposure(committed.eventID)
         try await client.deleteRecord(emma, record)
 
         // Another device enrolled and retired.

@@ -139,6 +139,7 @@ public enum AuditServiceApplication {
             verifier: AuditChainVerifier(publicKey: serviceKey)
         ).addRoutes(to: router)
         MonitoringController(pool: pool, authorization: monitoring).addRoutes(to: router)
+        MonitoringSummaryController(pool: pool, authorization: monitoring).addRoutes(to: router)
         EventStreamController(
             hub: hub, authorization: monitoring,
             slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool

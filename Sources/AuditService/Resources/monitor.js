@@ -9,7 +9,12 @@
 const tokenKey = "rescind.monitor.token";
 const params = new URLSearchParams(location.search);
 const familyMemberID = params.get("family_member_id");
+const stateFilter = params.get("state");
 const revocations = new Map();
+// States the page highlights (the summary says which; these until it has).
+let attentionStates = new Set(["overdue", "not_now"]);
+// Acknowledgement states in which a revoked user's device has done its erasure.
+const erasedStates = new Set(["applied", "already_applied", "healed"]);
 const maxListed = 50;
 
 function element(tag, text, attributes) {
@@ -47,7 +52,108 @@ function revocationRow(revocation) {
     devices.append(item);
   }
   row.cells[6].append(devices);
+  markAttention(row);
+  row.append(exposureCell(revocation));
   return row;
+}
+
+// Not-now and overdue devices, and their rows, stand out.
+function markAttention(row) {
+  let attention = false;
+  for (const item of row.querySelectorAll("li[data-device-id]")) {
+    if (!attentionStates.has(item.dataset.state)) continue;
+    item.classList.add("attention");
+    attention = true;
+  }
+  row.classList.toggle("attention", attention);
+  row.dataset.attention = attention ? "true" : "false";
+}
+
+// The revoked user's devices: which erased, which never acknowledged. What each had fetched
+// is sealed to the owner by the grant service: `rescind revocation E --exposure` opens it.
+function exposureCell(revocation) {
+  const deleting = revocation.devices.filter((device) => device.action === "secure_deletion");
+  const erased = deleting.filter((device) => erasedStates.has(device.state));
+  const waiting = deleting.length - erased.length;
+  const cell = element("td", null, {
+    class: "exposure", "data-erased": erased.length, "data-unacknowledged": waiting,
+  });
+  if (deleting.length === 0) {
+    cell.append(element("span", "no device of the revoked user to erase"));
+    return cell;
+  }
+  cell.append(element("div", erased.length + " of " + deleting.length + " of the revoked user's devices erased"));
+  if (waiting > 0) {
+    cell.append(element("div", waiting + " never acknowledged: may still hold ciphertext and the old key",
+      { class: "holding" }));
+  }
+  cell.append(element("div", "records fetched, per device: sealed to the owner — "),
+    element("code", "rescind revocation " + revocation.event_id + " --exposure"));
+  return cell;
+}
+
+// The filter on a device state: a revocation is listed while one of its devices is in it.
+function matchesFilter(revocation) {
+  return !stateFilter || revocation.devices.some((device) => device.state === stateFilter);
+}
+
+function filterQuery(withState) {
+  const query = new URLSearchParams();
+  if (familyMemberID) query.set("family_member_id", familyMemberID);
+  if (withState && stateFilter) query.set("state", stateFilter);
+  const text = query.toString();
+  return text ? "?" + text : "";
+}
+
+function renderCounts(summary) {
+  attentionStates = new Set(summary.states.filter((entry) => entry.attention).map((entry) => entry.state));
+  const select = document.getElementById("state-filter");
+  const listed = new Set([...select.options].map((option) => option.value));
+  const items = summary.states.map((entry) => {
+    if (!listed.has(entry.state)) select.append(element("option", entry.state.replace("_", " "), { value: entry.state }));
+    const link = new URLSearchParams();
+    link.set("state", entry.state);
+    if (familyMemberID) link.set("family_member_id", familyMemberID);
+    const item = element("li", null, {
+      class: "count state-" + entry.state + (entry.attention ? " attention" : "") +
+        (entry.state === stateFilter ? " selected" : ""),
+      "data-state": entry.state, "data-count": entry.count,
+    });
+    item.append(element("a", entry.state.replace("_", " ") + ": " + entry.count, { href: "?" + link.toString() }));
+    return item;
+  });
+  document.getElementById("state-counts").replaceChildren(...items);
+  const times = summary.ack_times;
+  document.getElementById("ack-summary").textContent = times.completed === 0
+    ? "No completed revocation yet."
+    : times.completed + " completed; p50 " + times.p50_ms + " ms, p99 " + times.p99_ms + " ms";
+}
+
+// The plot is SVG the service draws; parsed as SVG (never as HTML) and adopted into the page.
+function renderPlot(text) {
+  const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
+  const root = parsed.documentElement;
+  if (root.nodeName !== "svg") return;
+  document.getElementById("plot").replaceChildren(document.importNode(root, true));
+}
+
+async function refreshSummary() {
+  const [summary, plot] = await Promise.all([
+    api("v1/monitoring/summary" + filterQuery(false)),
+    apiText("v1/monitoring/ack-times.svg" + filterQuery(false)),
+  ]);
+  renderCounts(summary);
+  renderPlot(plot);
+  renderRevocations();
+}
+
+let summaryTimer = null;
+function scheduleSummary() {
+  if (summaryTimer) return;
+  summaryTimer = setTimeout(() => {
+    summaryTimer = null;
+    refreshSummary().catch(() => {});
+  }, 300);
 }
 
 function renderRevocations() {
@@ -92,6 +198,13 @@ function token() { return sessionStorage.getItem(tokenKey); }
 
 function authorized(extra) {
   return Object.assign({ Authorization: "Bearer " + token() }, extra || {});
+}
+
+async function apiText(path) {
+  const response = await fetch(path, { headers: authorized(), cache: "no-store", credentials: "omit" });
+  if (response.status === 401) throw new Refused("refused");
+  if (!response.ok) throw new Error("answered " + response.status);
+  return response.text();
 }
 
 async function api(path) {
@@ -148,9 +261,12 @@ function signOut() {
 }
 
 async function start(credential) {
-  const query = familyMemberID ? "?family_member_id=" + encodeURIComponent(familyMemberID) : "";
-  const [snapshot, rejected] = await Promise.all([
+  document.getElementById("state-filter").value = stateFilter || "";
+  document.getElementById("family-filter").value = familyMemberID || "";
+  const query = filterQuery(true);
+  const [snapshot, , rejected] = await Promise.all([
     api("v1/revocations" + query),
+    refreshSummary(),
     credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [] }),
   ]);
   revocations.clear();
@@ -163,11 +279,16 @@ async function start(credential) {
 function dispatch(event) {
   if (event.type === "revocation") {
     const revocation = JSON.parse(event.data);
-    revocations.set(revocation.event_id, revocation);
+    if (matchesFilter(revocation)) revocations.set(revocation.event_id, revocation);
+    else revocations.delete(revocation.event_id);
     renderRevocations();
+    scheduleSummary();
   } else if (event.type === "notification") {
     const notification = JSON.parse(event.data);
-    if (notification.kind === "ack_overdue") showAlert(notification);
+    if (notification.kind === "ack_overdue") {
+      showAlert(notification);
+      scheduleSummary();
+    }
     if (notification.kind === "message_rejected") showRejection(notification.rejection, notification.occurred_at);
   }
 }

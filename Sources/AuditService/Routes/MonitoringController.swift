@@ -55,13 +55,14 @@ struct MonitoringController {
             let scope = try await authorization.scope(of: request, logger: context.logger)
             let familyMemberID = try Self.uuid(request, "family_member_id")
             let limit = try AccessLogController.integer(request, "limit", default: 50, range: 1...500)
+            let state = try MonitoringSummary.state(request.uri.queryParameters["state"])
             let list = try await pool.withConnection { connection in
                 if let familyMemberID { try await scope.requireAccess(to: familyMemberID, on: connection) }
                 // Position first: whatever commits after it is replayed by the stream.
                 let position = try await EventStreamHub.position(on: connection)
                 let revocations = try await RevocationRecord.statuses(
-                    eventID: nil, familyMemberID: familyMemberID, ownerUserID: scope.ownerUserID, limit: Int(limit),
-                    on: connection)
+                    eventID: nil, familyMemberID: familyMemberID, ownerUserID: scope.ownerUserID, deviceState: state,
+                    limit: Int(limit), on: connection)
                 return RevocationStatusList(revocations: revocations, streamPosition: position)
             }
             return try Response.json(list)

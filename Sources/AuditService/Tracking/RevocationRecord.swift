@@ -37,9 +37,11 @@ struct RevocationRecord: Sendable {
     }
 
     /// Revocations (one, or those of a family member, or all), newest commit first, with their
-    /// devices; with `ownerUserID`, only those of family members that user owns now.
+    /// devices; with `ownerUserID`, only those of family members that user owns now; with
+    /// `deviceState`, only those with a device in that state.
     static func statuses(
-        eventID: UUID?, familyMemberID: UUID?, ownerUserID: UUID? = nil, limit: Int, on connection: PostgresConnection
+        eventID: UUID?, familyMemberID: UUID?, ownerUserID: UUID? = nil, deviceState: String? = nil, limit: Int,
+        on connection: PostgresConnection
     ) async throws -> [RevocationStatus] {
         var statuses: [RevocationStatus] = []
         let rows = try await connection.query(
@@ -51,6 +53,8 @@ struct RevocationRecord: Sendable {
               AND (\(familyMemberID)::uuid IS NULL OR r.family_member_id = \(familyMemberID))
               AND (\(ownerUserID)::uuid IS NULL OR r.family_member_id IN (
                     SELECT f.family_member_id FROM family_members f WHERE f.owner_user_id = \(ownerUserID)))
+              AND (\(deviceState)::text IS NULL OR EXISTS (
+                    SELECT 1 FROM revocation_devices d WHERE d.event_id = r.event_id AND d.state = \(deviceState)))
             ORDER BY r.committed_at DESC, r.event_id LIMIT \(limit)
             """)
         for row in rows {

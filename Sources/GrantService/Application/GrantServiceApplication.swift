@@ -96,6 +96,7 @@ public enum GrantServiceApplication {
         InvitationController(invitations: InvitationStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
+        RevocationExposureController(exposures: RevocationExposureStore(pool: pool)).addRoutes(to: authenticated)
         return router
     }
 

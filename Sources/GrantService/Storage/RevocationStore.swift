@@ -252,6 +252,12 @@ struct RevocationStore: Sendable {
                         familyMemberID: staging.familyMemberID, newFMKVersion: newVersion, issuedAt: occurredAt),
                     on: connection)
             }
+            // Issue 17, item 4: what the revoked user's devices could hold, sealed to the owner. Before
+            // the staging area goes: it keeps each record's change sequence from before the swap.
+            try await RevocationExposureStore.snapshot(
+                eventID: eventID, familyMemberID: staging.familyMemberID, revocationID: revocationID,
+                revokedUserID: staging.revokedUserID, owner: owner, fromFMKVersion: staging.fromFMKVersion,
+                newFMKVersion: newVersion, committedAt: occurredAt, on: connection)
             try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
             return RevocationCommitted(
                 eventID: eventID, familyMemberID: staging.familyMemberID, newFMKVersion: newVersion,

@@ -70,16 +70,26 @@ struct RevocationStatusCommand: AsyncParsableCommand {
             $RESCIND_AUDIT_OPERATOR_TOKEN_FILE), or the owner of the revoked family member
             (this profile's grant-service credentials, used when no operator token is given).
 
+            --exposure (the owner's, with this profile's keys): what the revoked user's devices had
+            fetched when it was committed — sealed to you by the grant service — joined with whether
+            each acknowledged its erasure, and what revocation cannot undo.
+
             Examples:
               rescind revocation 0c8e…
+              rescind revocation 0c8e… --exposure
               rescind revocation 0c8e… --operator-token-file .stack/demo/keys/audit-operator.token
             """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Revocation event id.") var eventID: UUID
     @Option(help: "File holding the audit service's operator token (default: $RESCIND_AUDIT_OPERATOR_TOKEN_FILE).")
     var operatorTokenFile: String?
+    @Flag(help: "The owner's exposure report: what each device of the revoked user had fetched, and whether it erased.")
+    var exposure = false
+    @Flag(help: "With --exposure: print the opened report document (schemas/rescind.revocation_exposure.v1) as JSON.")
+    var json = false
 
     func run() async throws {
+        if exposure { return try await ExposureCommand.run(eventID: eventID, profile: profile, json: json) }
         let audit: AuditServiceClient
         if let path = operatorTokenFile ?? profile.environment["RESCIND_AUDIT_OPERATOR_TOKEN_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             audit = AuditServiceClient(

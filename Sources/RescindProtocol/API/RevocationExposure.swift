@@ -1,0 +1,150 @@
+import Foundation
+
+/// What the revoked user could still hold when a revocation was committed: per device of
+/// theirs, the last FMK version and change-feed position it fetched, when, and how many of the
+/// family member's records it had been given (`schemas/rescind.revocation_exposure.v1.schema.json`).
+///
+/// The grant service takes it in the commit's own transaction from `device_sync_state`, seals it
+/// to the owner's X25519 key (an anonymous sealed box) and keeps only the sealed bytes: the
+/// stored report is readable by the owner's client alone. Whether each device acknowledged
+/// its erasure is the audit service's to say; the client joins the two.
+public struct RevocationExposure: Codable, Sendable, Equatable {
+    public static let schema = "rescind.revocation_exposure.v1"
+
+    public var schema: String
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var revokedUserID: UUID
+    /// The owner who committed the revocation: the one it is sealed to.
+    public var ownerUserID: UUID
+    /// The version the revoked user could hold (the revocation re-encrypted from it) and the new one.
+    public var fromFMKVersion: Int
+    public var newFMKVersion: Int
+    /// Every record of the family member at the commit.
+    public var recordsTotal: Int
+    public var committedAt: Date
+    public var devices: [Device]
+
+    public init(
+        eventID: UUID, familyMemberID: UUID, revokedUserID: UUID, ownerUserID: UUID, fromFMKVersion: Int,
+        newFMKVersion: Int, recordsTotal: Int, committedAt: Date, devices: [Device]
+    ) {
+        self.schema = Self.schema
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.revokedUserID = revokedUserID
+        self.ownerUserID = ownerUserID
+        self.fromFMKVersion = fromFMKVersion
+        self.newFMKVersion = newFMKVersion
+        self.recordsTotal = recordsTotal
+        self.committedAt = committedAt
+        self.devices = devices
+    }
+
+    /// One device of the revoked user, as the grant service last saw it before the commit.
+    public struct Device: Codable, Sendable, Equatable {
+        public var deviceID: UUID
+        public var name: String
+        public var role: DeviceRole
+        public var retiredAt: Date?
+        /// Told to erase by this revocation (an active agent); interactive and retired devices are not.
+        public var commanded: Bool
+        /// The version of the last key it fetched; nil if it never fetched a key or a feed page of
+        /// this family member. A device may also keep keys of earlier versions it fetched before.
+        public var fmkVersion: Int?
+        /// The furthest change-feed position it was given; nil if the feed never gave it a change.
+        public var changeSeq: Int64?
+        /// When it last fetched the key or a feed page (to the minute); nil: never.
+        public var lastSyncAt: Date?
+        /// Records whose current ciphertext (the one the revocation re-encrypted) it had been
+        /// given: those at or below its change-feed position.
+        public var recordsFetched: Int
+        /// Records and deletions after its position: it holds none of them in their current form,
+        /// at most an earlier ciphertext of the records that existed when it synced.
+        public var changesSinceSync: Int
+
+        public init(
+            deviceID: UUID, name: String, role: DeviceRole, retiredAt: Date?, commanded: Bool, fmkVersion: Int?,
+            changeSeq: Int64?, lastSyncAt: Date?, recordsFetched: Int, changesSinceSync: Int
+        ) {
+            self.deviceID = deviceID
+            self.name = name
+            self.role = role
+            self.retiredAt = retiredAt
+            self.commanded = commanded
+            self.fmkVersion = fmkVersion
+            self.changeSeq = changeSeq
+            self.lastSyncAt = lastSyncAt
+            self.recordsFetched = recordsFetched
+            self.changesSinceSync = changesSinceSync
+        }
+
+        /// It fetched neither the key nor a page of this family member.
+        public var neverSynced: Bool { lastSyncAt == nil }
+
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id"
+            case name, role
+            case retiredAt = "retired_at"
+            case commanded
+            case fmkVersion = "fmk_version"
+            case changeSeq = "change_seq"
+            case lastSyncAt = "last_sync_at"
+            case recordsFetched = "records_fetched"
+            case changesSinceSync = "changes_since_sync"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(deviceID, forKey: .deviceID)
+            try container.encode(name, forKey: .name)
+            try container.encode(role, forKey: .role)
+            try container.encode(retiredAt, forKey: .retiredAt)
+            try container.encode(commanded, forKey: .commanded)
+            try container.encode(fmkVersion, forKey: .fmkVersion)
+            try container.encode(changeSeq, forKey: .changeSeq)
+            try container.encode(lastSyncAt, forKey: .lastSyncAt)
+            try container.encode(recordsFetched, forKey: .recordsFetched)
+            try container.encode(changesSinceSync, forKey: .changesSinceSync)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schema
+        case eventID = "event_id"
+        case familyMemberID = "family_member_id"
+        case revokedUserID = "revoked_user_id"
+        case ownerUserID = "owner_user_id"
+        case fromFMKVersion = "from_fmk_version"
+        case newFMKVersion = "new_fmk_version"
+        case recordsTotal = "records_total"
+        case committedAt = "committed_at"
+        case devices
+    }
+}
+
+/// `GET /v1/revocations/{id}/exposure`: the stored exposure report, sealed to the owner who
+/// committed the revocation (`AnonymousSealedBox` to their X25519 key); only their client opens it.
+public struct SealedRevocationExposure: Codable, Sendable, Equatable {
+    public var eventID: UUID
+    public var familyMemberID: UUID
+    public var sealedToUserID: UUID
+    public var sealedReport: Data
+    public var createdAt: Date
+
+    public init(eventID: UUID, familyMemberID: UUID, sealedToUserID: UUID, sealedReport: Data, createdAt: Date) {
+        self.eventID = eventID
+        self.familyMemberID = familyMemberID
+        self.sealedToUserID = sealedToUserID
+        self.sealedReport = sealedReport
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id"
+        case familyMemberID = "family_member_id"
+        case sealedToUserID = "sealed_to_user_id"
+        case sealedReport = "sealed_report"
+        case createdAt = "created_at"
+    }
+}
