@@ -5,7 +5,7 @@ public enum HMACSHA256 {
     public static let byteCount = 32
 
     /// The 32-byte tag of `message` under `key` (any length; RFC 4231's vectors hold).
-    public static func authenticate(_ message: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
+    static func authenticate(_ message: [UInt8], key: UnsafeRawBufferPointer) -> [UInt8] {
         Sodium.ensureInitialized()
         var state = crypto_auth_hmacsha256_state()
         var tag = [UInt8](repeating: 0, count: byteCount)
