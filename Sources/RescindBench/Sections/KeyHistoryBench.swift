@@ -15,9 +15,22 @@ enum KeyHistoryBench {
         let seeded = try await RecordSeeder.seed(stack, owner: owner, count: revocationRecords, byteCount: options.recordBytes)
         let fetches = max(20, options.runs * 10)
 
-        // A key fetch: the same request (statements after the verified head, i.e. none new), with
-        // the client's verification and without it (the wrapped key unwrapped as before issue 16).
-        _ = try await owner.verifiedKey(seeded.familyMemberID)
+        // The 500-record revocation, verification included (the service requires the statement).
+        var totals: [Double] = [], signing: [Double] = []
+        for index in 0..<options.runs {
+            let grantee = try await stack.register("Key history grantee \(index)")
+            try await owner.grant(seeded.familyMemberID, to: grantee.keys.userID)
+            let start = ContinuousClock.now
+            _ = try await owner.revoke(seeded.familyMemberID, user: grantee.keys.userID, uploadBatchSize: options.uploadBatch)
+            totals.append(Timing.seconds(ContinuousClock.now - start))
+            let entry = try await owner.verifiedKey(seeded.familyMemberID).entry
+            let signStart = ContinuousClock.now
+            _ = try SignedKeyStatement(signing: entry.head.statement, with: owner.keys.identityKey)
+            signing.append(Timing.seconds(ContinuousClock.now - signStart))
+        }
+
+        // A key fetch end to end: the same request (statements after the verified head), verified
+        // and only unwrapped (as clients did before issue 16). Network noise dominates the difference.
         var raw: [Double] = [], verified: [Double] = []
         for _ in 0..<fetches {
             let known = owner.keyHistory.entry(seeded.familyMemberID)?.seq ?? 0
@@ -29,57 +42,51 @@ enum KeyHistoryBench {
             _ = try await owner.verifiedKey(seeded.familyMemberID)
             verified.append(Timing.seconds(ContinuousClock.now - start))
         }
-        let fetchOverhead = Statistics.median(verified) - Statistics.median(raw)
         report.add(
-            "key fetch (median of \(fetches))", project: Format.duration(Statistics.median(verified)),
+            "key fetch, end to end (median of \(fetches))", project: Format.duration(Statistics.median(verified)),
             baseline: Format.duration(Statistics.median(raw)),
-            ratio: String(format: "+%.3f ms (bound: ≤ 1 ms)", fetchOverhead * 1000))
+            ratio: String(format: "%+.3f ms (network noise)", (Statistics.median(verified) - Statistics.median(raw)) * 1000))
 
-        // The verification alone, from nothing (a new device): the whole chain of this family member.
+        // What verification adds to a key fetch on the client's CPU: the typical fetch after a
+        // revocation (one new statement over the cached head) verified and unwrapped, against the
+        // same wrapped key only unwrapped; and a first use (the whole history).
         let history = try await owner.client.keyStatements(seeded.familyMemberID, after: 0).statements
-        var firstUse: [Double] = []
+        let wrapped = try await owner.client.wrappedKey(seeded.familyMemberID, knownSeq: history.count - 1)
+        let cached = try KeyHistoryVerifier.extend(familyMemberID: seeded.familyMemberID, cached: nil, statements: Array(history.dropLast()))
+        let fingerprint = KeyStatement.fingerprint(ofAgreementKey: Data(owner.keys.agreementKey.publicKey.rawRepresentation))
+        var unwrapOnly: [Double] = [], verifyAndUnwrap: [Double] = [], firstUse: [Double] = []
         for _ in 0..<fetches {
-            let start = ContinuousClock.now
+            var start = ContinuousClock.now
+            _ = try owner.unwrap(wrapped)
+            unwrapOnly.append(Timing.seconds(ContinuousClock.now - start))
+            start = ContinuousClock.now
+            _ = try await KeyHistoryVerifier.verify(
+                familyMemberID: seeded.familyMemberID, cached: cached, statements: wrapped.keyStatements ?? [], wrapped: wrapped,
+                me: owner.keys.userID, myAgreementFingerprint: fingerprint, registeredOwnerKey: { _ in Data() },
+                unwrap: { try owner.unwrap($0) })
+            verifyAndUnwrap.append(Timing.seconds(ContinuousClock.now - start))
+            start = ContinuousClock.now
             _ = try KeyHistoryVerifier.extend(familyMemberID: seeded.familyMemberID, cached: nil, statements: history)
             firstUse.append(Timing.seconds(ContinuousClock.now - start))
         }
+        let fetchOverhead = Statistics.median(verifyAndUnwrap) - Statistics.median(unwrapOnly)
+        report.add(
+            "key fetch: verify 1 new statement + unwrap vs unwrap only (client CPU, median of \(fetches))",
+            project: Format.duration(Statistics.median(verifyAndUnwrap)), baseline: Format.duration(Statistics.median(unwrapOnly)),
+            ratio: String(format: "+%.3f ms (bound: ≤ 1 ms)", fetchOverhead * 1000))
 
-        // The 500-record revocation: its total (everything, verification included), and the
-        // verification's share: the verified fetch over the unverified one, the new statement's
-        // signature, and checking one more statement.
-        var totals: [Double] = [], signing: [Double] = []
-        for index in 0..<options.runs {
-            let grantee = try await stack.register("Key history grantee \(index)")
-            try await owner.grant(seeded.familyMemberID, to: grantee.keys.userID)
-            let start = ContinuousClock.now
-            _ = try await owner.revoke(seeded.familyMemberID, user: grantee.keys.userID, uploadBatchSize: options.uploadBatch)
-            totals.append(Timing.seconds(ContinuousClock.now - start))
-            let entry = try await owner.verifiedKey(seeded.familyMemberID).entry
-            let signStart = ContinuousClock.now
-            _ = try SignedKeyStatement(signing: entry.head.statement.withSigner(owner.keys), with: owner.keys.identityKey)
-            signing.append(Timing.seconds(ContinuousClock.now - signStart))
-        }
         let total = Statistics.median(totals)
-        let share = fetchOverhead + Statistics.median(signing) + Statistics.median(firstUse) / Double(max(history.count, 1))
+        let share = fetchOverhead + Statistics.median(signing)
         report.add(
-            "500-record revocation (median of \(options.runs))", project: Format.duration(total),
-            baseline: Format.duration(total - share),
-            ratio: String(format: "verification %.3f ms = %.2f%% (bound: ≤ 5%%)", share * 1000, share / total * 100))
+            "500-record revocation (median of \(options.runs)), without = minus the verification's share",
+            project: Format.duration(total), baseline: Format.duration(total - share),
+            ratio: String(format: "+%.3f ms = %.2f%% (bound: ≤ 5%%)", share * 1000, share / total * 100))
         report.add(
-            "verifying a whole history of \(history.count) statements (first use)", project: Format.duration(Statistics.median(firstUse)))
+            "first use: verifying the whole history of \(history.count) statements", project: Format.duration(Statistics.median(firstUse)))
         report.note(
-            "Without verification = the same request, with the wrapped key only unwrapped (as clients did before issue 16). "
-                + "The revocation's verification share is what the client adds: one verified key fetch over the unverified one, "
-                + "one statement signed, one statement checked; the service's check of the statement is inside the commit "
-                + "(one Ed25519 verification and two small SELECTs in its transaction).")
-    }
-}
-
-extension KeyStatement {
-    /// The statement re-signed by `keys` (for timing a signature over a realistic statement).
-    fileprivate func withSigner(_ keys: UserKeys) -> KeyStatement {
-        var statement = self
-        statement.signerIdentityKey = Data(keys.identityKey.publicKey.rawRepresentation)
-        return statement
+            "A revocation cannot run without its statement (the service requires it), so its \"without\" is the same run minus "
+                + "what verification adds on the client: one verified key fetch over an unverified one (client CPU) and one "
+                + "statement signed. The service's check (one Ed25519 verification, three small SELECTs and one INSERT in the "
+                + "commit's transaction) is inside the measured total.")
     }
 }
