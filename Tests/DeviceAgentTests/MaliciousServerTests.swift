@@ -159,6 +159,8 @@ struct MaliciousServerTests {
             try await s.owner.grant(s.member.id, to: c.keys.userID)
             _ = try await s.owner.revoke(s.member.id, user: c.keys.userID)
             _ = try await s.client.currentFMK(s.member.id)  // verified v2
+            try await s.agent.selfHeal()
+            #expect(try await s.agent.status().familyMembers.map(\.fmkVersion) == [2])
             let id = s.member.id.uuidString.lowercased()
             try await s.service.withConnection { connection in
                 try await connection.transaction { connection in
@@ -175,6 +177,10 @@ struct MaliciousServerTests {
             }
             await Self.expectRefused(.staleVersion) { _ = try await s.client.currentFMK(s.member.id) }
             #expect(s.clientReports.codes == [.staleVersion])
+            try await s.agent.selfHeal()
+            #expect(s.agentReports.codes == [.staleVersion])
+            let status = try await s.agent.status()
+            #expect(status.familyMembers.map(\.fmkVersion) == [2] && status.familyMembers.map(\.status) == ["active"])
         }
     }
 

@@ -84,6 +84,10 @@ extension AgentEngine {
                 state.familyMemberID, minimum: remote, floor: state.versionFloor, previous: state.fmkVersion, fetcher: fetcher,
                 report: &report)
         } else if remote < state.versionFloor {
+            // An old version served as current: the owner's history this device verified is newer.
+            await fetcher.report(
+                .staleVersion, state.familyMemberID, offeredVersion: remote,
+                "the grant service reports FMK v\(remote) as current; this device verified v\(state.versionFloor)")
             try await refuse(state.familyMemberID, "the grant service reports FMK v\(remote) below v\(state.versionFloor) already seen", report: &report)
         } else {
             do {

@@ -72,12 +72,17 @@ struct FamilyMemberFetcher: Sendable {
 
     /// Reports that the service refused access without an owner-signed reason (`unsigned_erasure`).
     func reportUnsignedErasure(_ familyMemberID: UUID, heldVersion: Int) async {
+        await report(
+            .unsignedErasure, familyMemberID, offeredVersion: nil,
+            "the grant service answered 403 but no owner statement at or after v\(heldVersion) excludes this user; the copy is kept")
+    }
+
+    /// Reports a refusal the agent made outside the verifier (e.g. a version below the verified one).
+    func report(_ code: KeyChainViolation.Code, _ familyMemberID: UUID, offeredVersion: Int?, _ detail: String) async {
         let verified = session.keyHistory.entry(familyMemberID)?.seq ?? 0
         await session.report(
-            KeyHistoryError(
-                .unsignedErasure, familyMemberID: familyMemberID, statementSeq: nil,
-                "the grant service answered 403 but no owner statement at or after v\(heldVersion) excludes this user; the copy is kept"),
-            offeredVersion: nil, verifiedSeq: verified)
+            KeyHistoryError(code, familyMemberID: familyMemberID, statementSeq: nil, detail),
+            offeredVersion: offeredVersion, verifiedSeq: verified)
     }
 
     /// Changes after `state.syncCursor`, when they are all still under the held version.
