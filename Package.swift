@@ -361,6 +361,8 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "DeviceAgent", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
+                // The malicious-server tests write to the grant service's schema directly.
+                "RescindPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

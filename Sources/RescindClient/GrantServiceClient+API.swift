@@ -79,8 +79,16 @@ extension GrantServiceClient {
     }
 
     /// My wrapped FMK; throws a 403 `GrantServiceError` once my access was revoked.
-    public func wrappedKey(_ id: UUID) async throws -> WrappedKeyResponse {
-        try await send(.get, "v1/family-members/\(id)/key")
+    public func wrappedKey(_ id: UUID, knownSeq: Int = 0) async throws -> WrappedKeyResponse {
+        try await send(
+            .get, "v1/family-members/\(id)/key",
+            query: knownSeq > 0 ? [URLQueryItem(name: "known_seq", value: String(knownSeq))] : [])
+    }
+
+    /// The owner-signed key statements after `seq`, oldest first (at most 500 per answer).
+    public func keyStatements(_ id: UUID, after seq: Int) async throws -> KeyStatementList {
+        try await send(
+            .get, "v1/family-members/\(id)/key-statements", query: [URLQueryItem(name: "after", value: String(seq))])
     }
 
     public func replaceKey(_ id: UUID, _ request: ReplaceKeyRequest) async throws -> WrappedKeyResponse {
@@ -95,8 +103,9 @@ extension GrantServiceClient {
         try await send(.get, "v1/family-members/\(id)/grants", as: GrantList.self).grants
     }
 
-    public func transferOwnership(_ id: UUID, to newOwner: UUID) async throws -> FamilyMemberResponse {
-        try await send(.post, "v1/family-members/\(id)/ownership", body: TransferOwnershipRequest(newOwnerUserID: newOwner))
+    public func transferOwnership(_ id: UUID, to newOwner: UUID, statement: SignedKeyStatement?) async throws -> FamilyMemberResponse {
+        try await send(
+            .post, "v1/family-members/\(id)/ownership", body: TransferOwnershipRequest(newOwnerUserID: newOwner, statement: statement))
     }
 
     // MARK: Records

@@ -18,13 +18,24 @@ extension UserSession {
     /// The same device acting with other keys of the same user (before and after a rotation).
     public func withKeys(_ keys: UserKeys) -> UserSession {
         precondition(keys.userID == self.keys.userID, "a device belongs to one user")
-        return UserSession(keys: keys, deviceID: deviceID, client: client)
+        return UserSession(
+            keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, violationReporter: violationReporter)
     }
 
-    private init(keys: UserKeys, deviceID: UUID, client: GrantServiceClient) {
+    /// The same session reporting refused key histories to `reporter` (the CLI's and tests' transport).
+    public func reporting(to reporter: any KeyChainViolationReporting) -> UserSession {
+        UserSession(keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, violationReporter: reporter)
+    }
+
+    private init(
+        keys: UserKeys, deviceID: UUID, client: GrantServiceClient, keyHistory: KeyHistoryStore,
+        violationReporter: any KeyChainViolationReporting
+    ) {
         self.keys = keys
         self.deviceID = deviceID
         self.client = client
+        self.keyHistory = keyHistory
+        self.violationReporter = violationReporter
     }
 
     /// Registers `newKeys` as this user's identity, signed by the current identity key and by
@@ -52,28 +63,40 @@ extension UserSession {
     /// Copies already moved are left alone, so this is safe to run again after a crash.
     /// - Returns: how many copies were re-wrapped, and how many were already current.
     @discardableResult
-    public func rewrapHeldKeys(from previous: UserKeys) async throws -> (rewrapped: Int, current: Int) {
+    /// - Parameter only: just these family members (tests of a rotation interrupted half-way).
+    public func rewrapHeldKeys(from previous: UserKeys, only: Set<UUID>? = nil) async throws -> (rewrapped: Int, current: Int) {
         let old = withKeys(previous)
         var (rewrapped, current) = (0, 0)
-        for member in try await client.familyMembers() {
+        for member in try await client.familyMembers() where only?.contains(member.familyMemberID) ?? true {
             let wrapped: WrappedKeyResponse
             do {
-                wrapped = try await client.wrappedKey(member.familyMemberID)
+                wrapped = try await client.wrappedKey(
+                    member.familyMemberID, knownSeq: keyHistory.entry(member.familyMemberID)?.seq ?? 0)
             } catch let error as GrantServiceError where error.status == 403 {
                 continue  // no active grant (revoked meanwhile): nothing to move
             }
             if (try? unwrap(wrapped)) != nil {
+                _ = try await verify(wrapped)  // moved already: still only a key the owner issued
                 current += 1
                 continue
             }
-            let fmk = try old.unwrap(wrapped)
+            // Verified with the keys it was wrapped for.
+            let verified = try await old.verify(wrapped)
+            let fmk = verified.fmk
             let version = UInt32(wrapped.fmkVersion)
             let replacement: ReplaceKeyRequest
             switch wrapped.wrapping {
             case .self:
-                let copy = try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey)
-                replacement = ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: Data(copy))
+                // My owner copy: a `rekey` statement, signed with my old identity key, names the new one.
+                let copy = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey))
+                let statement = try nextStatement(
+                    after: verified.entry, kind: .rekey,
+                    holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(copy)],
+                    newOwner: KeyStatement.NewOwner(userID: keys.userID, identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation)),
+                    signer: previous.identityKey)
+                replacement = ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: copy, statement: statement)
             case .ecdh:
+                // A granted copy: the owner cannot sign my re-wrap; verifiers check it by the commitment.
                 guard let granterKey = wrapped.granterAgreementPublicKey else { throw CryptoError(.invalidInput) }
                 let copy = try FMKWrapping.wrap(
                     fmk, familyMemberID: wrapped.familyMemberID, version: version, granter: keys.agreementKey,

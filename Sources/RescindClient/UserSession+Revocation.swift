@@ -82,7 +82,8 @@ extension UserSession {
         let started = ContinuousClock.now
         do {
             progress(RevocationProgress(phase: .downloading, recordsDone: 0, recordsTotal: revocation.recordIDs.count))
-            let (oldFMK, version) = try await currentFMK(revocation.familyMemberID)
+            let verified = try await verifiedKey(revocation.familyMemberID)
+            let (oldFMK, version) = (verified.fmk, verified.wrapped.fmkVersion)
             guard version == revocation.fromFMKVersion else {
                 throw Self.versionConflict("the FMK changed since the revocation began")
             }
@@ -113,7 +114,8 @@ extension UserSession {
                         CommitRevocationRequest(
                             newFMKVersion: revocation.newFMKVersion, grants: grants,
                             clientDurationMs: Int(elapsed.components.seconds * 1000
-                                + elapsed.components.attoseconds / 1_000_000_000_000_000)))
+                                + elapsed.components.attoseconds / 1_000_000_000_000_000),
+                            statement: try revokeStatement(revocation, grants: grants, newFMK: newFMK, after: verified.entry)))
                     progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                     return committed
                 } catch let error as GrantServiceError where error.code == "stale_identity_key" && catchUps < Self.maximumCatchUps {

@@ -10,13 +10,26 @@ public struct UserSession: Sendable {
     public let keys: UserKeys
     public let deviceID: UUID
     public let client: GrantServiceClient
+    /// What this client verified of each family member's key history (every key it uses is
+    /// checked against it: `verifiedKey`). In memory unless the caller gives a file-backed one.
+    public let keyHistory: KeyHistoryStore
+    /// Where refused key histories are reported.
+    public let violationReporter: any KeyChainViolationReporting
 
     /// - Parameter tls: how the grant service is reached (default: HTTPS with the system's roots).
-    public init(keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL, tls: ClientTLS = .strict) {
+    /// - Parameter keyHistory: the verified key histories (default: a fresh in-memory store, so
+    ///   every session verifies from the first statement).
+    public init(
+        keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL, tls: ClientTLS = .strict,
+        keyHistory: KeyHistoryStore = KeyHistoryStore(),
+        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+    ) {
         self.keys = keys
         self.deviceID = deviceID
         self.client = GrantServiceClient(
             baseURL: baseURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey), tls: tls)
+        self.keyHistory = keyHistory
+        self.violationReporter = violationReporter
     }
 
     /// Registers the user with their public keys and this device.
@@ -57,17 +70,25 @@ public struct UserSession: Sendable {
     // MARK: Keys
 
     /// Creates a family member with a fresh FMK v1 (owner copy wrapped under the master key).
-    public func createFamilyMember(id: UUID = UUID()) async throws -> (familyMemberID: UUID, fmk: SecretKey) {
-        let fmk = SecretKey()
-        let wrapped = try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: keys.masterKey)
-        _ = try await client.createFamilyMember(CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: Data(wrapped)))
+    public func createFamilyMember(id: UUID = UUID(), fmk: SecretKey = SecretKey()) async throws -> (familyMemberID: UUID, fmk: SecretKey) {
+        let wrapped = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: keys.masterKey))
+        let statement = try signStatement(
+            KeyStatement(
+                familyMemberID: id, seq: 1, kind: .create, fmkVersion: 1, previousHash: nil, ownerUserID: keys.userID,
+                signerIdentityKey: Data(keys.identityKey.publicKey.rawRepresentation),
+                holders: [ownHolder(wrapped)], fmkCommitment: Data(FMKCommitment.commit(fmk, familyMemberID: id, version: 1)),
+                issuedAt: Date()))
+        _ = try await client.createFamilyMember(
+            CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: wrapped, statement: statement))
         return (id, fmk)
     }
 
-    /// Fetches and unwraps my copy of the current FMK. A revoked user gets the service's 403.
+    /// Fetches my copy of the current FMK, verifies it against the owner-signed key history
+    /// and unwraps it. A revoked user gets the service's 403.
+    /// - Throws: `KeyHistoryError` (reported) when the history or the key is refused.
     public func currentFMK(_ familyMemberID: UUID) async throws -> (fmk: SecretKey, version: Int) {
-        let wrapped = try await client.wrappedKey(familyMemberID)
-        return (try unwrap(wrapped), wrapped.fmkVersion)
+        let verified = try await verifiedKey(familyMemberID)
+        return (verified.fmk, verified.wrapped.fmkVersion)
     }
 
     /// Unwraps a wrapped FMK of mine, whichever way it was wrapped.
@@ -90,27 +111,50 @@ public struct UserSession: Sendable {
     /// - Returns: the TOFU verification code both sides can compare (`A3-5F-2B`).
     @discardableResult
     public func grant(_ familyMemberID: UUID, to granteeUserID: UUID) async throws -> String {
-        let (fmk, version) = try await currentFMK(familyMemberID)
+        let verified = try await verifiedKey(familyMemberID)
+        let (fmk, version) = (verified.fmk, verified.wrapped.fmkVersion)
         let grantee = try await client.user(granteeUserID)
         let granteeKey = try X25519.PublicKey(rawRepresentation: [UInt8](grantee.agreementPublicKey))
-        let wrapped = try FMKWrapping.wrap(
-            fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey, grantee: granteeKey)
+        let wrapped = Data(try FMKWrapping.wrap(
+            fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey, grantee: granteeKey))
+        let holder = KeyStatement.Holder(
+            userID: granteeUserID, wrapping: .ecdh,
+            agreementKeyFingerprint: KeyStatement.fingerprint(ofAgreementKey: grantee.agreementPublicKey),
+            wrappedFMKHash: KeyStatement.wrappedHash(wrapped))
+        let statement = try nextStatement(
+            after: verified.entry, kind: .grant,
+            holders: verified.entry.head.statement.holders.filter { $0.userID != granteeUserID } + [holder])
         _ = try await client.grant(
             familyMemberID,
             GrantRequest(
-                granteeUserID: granteeUserID, fmkVersion: version, wrappedFMK: Data(wrapped),
-                granteeAgreementPublicKey: grantee.agreementPublicKey))
+                granteeUserID: granteeUserID, fmkVersion: version, wrappedFMK: wrapped,
+                granteeAgreementPublicKey: grantee.agreementPublicKey, statement: statement))
         return try keys.agreementKey.verificationCode(with: granteeKey)
     }
 
-    /// After an ownership transfer: re-wrap my copy under my own master key.
+    /// Hands ownership to a user who holds an active grant, with my signed `transfer` statement
+    /// naming them and their identity key (as the service gives it: compare verification codes).
+    public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> FamilyMemberResponse {
+        let verified = try await verifiedKey(familyMemberID)
+        let newOwner = try await client.user(newOwnerUserID)
+        let statement = try nextStatement(
+            after: verified.entry, kind: .transfer, holders: verified.entry.head.statement.holders,
+            newOwner: KeyStatement.NewOwner(userID: newOwnerUserID, identityPublicKey: newOwner.identityPublicKey))
+        return try await client.transferOwnership(familyMemberID, to: newOwnerUserID, statement: statement)
+    }
+
+    /// After an ownership transfer: re-wrap my copy under my own master key (an `adopt` statement).
     public func adoptOwnership(_ familyMemberID: UUID) async throws {
-        let (fmk, version) = try await currentFMK(familyMemberID)
-        let wrapped = try FMKWrapping.wrapForOwner(
-            fmk, familyMemberID: familyMemberID, version: UInt32(version), masterKey: keys.masterKey)
+        let verified = try await verifiedKey(familyMemberID)
+        let version = verified.wrapped.fmkVersion
+        let wrapped = Data(try FMKWrapping.wrapForOwner(
+            verified.fmk, familyMemberID: familyMemberID, version: UInt32(version), masterKey: keys.masterKey))
+        let statement = try nextStatement(
+            after: verified.entry, kind: .adopt,
+            holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(wrapped)])
         _ = try await client.replaceKey(
             familyMemberID,
-            ReplaceKeyRequest(fmkVersion: version, wrapping: .self, wrappedFMK: Data(wrapped), granterAgreementPublicKey: nil))
+            ReplaceKeyRequest(fmkVersion: version, wrapping: .self, wrappedFMK: wrapped, granterAgreementPublicKey: nil, statement: statement))
     }
 
     // MARK: Records

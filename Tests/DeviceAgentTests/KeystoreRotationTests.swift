@@ -141,9 +141,7 @@ struct KeystoreRotationTests {
 extension UserSession {
     /// Moves one family member's copy only, as a rotation interrupted half-way would have.
     fileprivate func rewrapHeldKeysForTest(_ familyMemberID: UUID, from previous: UserKeys) async throws {
-        let wrapped = try await client.wrappedKey(familyMemberID)
-        let fmk = try withKeys(previous).unwrap(wrapped)
-        let copy = try FMKWrapping.wrapForOwner(fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: keys.masterKey)
-        _ = try await client.replaceKey(familyMemberID, ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: Data(copy)))
+        // With its signed `rekey` statement, as the service requires for an owner copy.
+        _ = try await rewrapHeldKeys(from: previous, only: [familyMemberID])
     }
 }

@@ -61,6 +61,7 @@ import Testing
         _ = try await client.familyMember(emma)
         _ = try await client.fmkVersion(emma)
         _ = try await client.grants(emma)
+        _ = try await client.keyStatements(emma, after: 1)
         _ = try await client.record(emma, record)
         // An invitation created, accepted by B and completed by A (pins in scratch files).
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("contract-pins-\(UUID().uuidString)")
@@ -85,7 +86,7 @@ import Testing
         try await client.retireDevice(tablet.deviceID)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
-        _ = try await client.transferOwnership(emma, to: adultB.keys.userID)
+        _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)
         try await adultB.adoptOwnership(emma)
         _ = try await adultB.revokeEverywhere(user: adultA.keys.userID, reason: "stolen phone")
 

@@ -115,10 +115,20 @@ extension AgentEngine {
             } catch let error as AgentError where error.isTransient {
                 throw error
             } catch let error as AgentError where error.code == .accessRevoked {
-                // Told to rotate, but this user no longer has access: erase rather than keep a key.
-                change = .erase(command.familyMemberID, floor: command.newFMKVersion)
-                outcome = .failed
-                failure = "\(error.code): access revoked, cache erased instead"
+                // Told to rotate, but this user no longer has access: erase rather than keep a key,
+                // if the owner signed the exclusion; a bare 403 is no reason (kept and reported).
+                let held = local.heldVersion
+                let signed = held == 0 ? true : try await keys.fetcher.erasureIsSigned(command.familyMemberID, heldVersion: held)
+                if signed {
+                    change = .erase(command.familyMemberID, floor: command.newFMKVersion)
+                    outcome = .failed
+                    failure = "\(error.code): access revoked, cache erased instead"
+                } else {
+                    await keys.fetcher.reportUnsignedErasure(command.familyMemberID, heldVersion: held)
+                    change = .nothing(command.familyMemberID)
+                    outcome = .failed
+                    failure = "\(AgentError.Code.unsignedErasure): a 403 without an owner statement excluding this user; the copy is kept"
+                }
             } catch let error as AgentError {
                 change = .nothing(command.familyMemberID)
                 outcome = .failed

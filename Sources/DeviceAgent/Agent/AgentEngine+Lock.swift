@@ -36,7 +36,9 @@ extension AgentEngine {
         guard keystore.deviceID == identity.deviceID else {
             throw AgentError(.invalidKeystore, "the keystore now belongs to another device; restart the agent")
         }
-        let keys = UnlockedKeys(keystore, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls)
+        let keys = UnlockedKeys(
+            keystore, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls, keyHistory: keyHistory,
+            violationReporter: violationReporter)
         try await work.withLock {
             try await mode.withLock { keyRing.set(keys) }
             try await drainSealedInbox(keys)

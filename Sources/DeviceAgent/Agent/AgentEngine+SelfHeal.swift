@@ -59,6 +59,12 @@ extension AgentEngine {
         do {
             remote = try await fetcher.currentVersion(state.familyMemberID)
         } catch let error as AgentError where error.code == .accessRevoked {
+            guard try await fetcher.erasureIsSigned(state.familyMemberID, heldVersion: state.fmkVersion) else {
+                await fetcher.reportUnsignedErasure(state.familyMemberID, heldVersion: state.fmkVersion)
+                return try await refuse(
+                    state.familyMemberID, "unsigned_erasure: a 403 without an owner statement excluding this user; the copy is kept",
+                    report: &report)
+            }
             let started = ContinuousClock.now
             let effect = try await store.apply(.erase(state.familyMemberID, floor: state.versionFloor))
             try await store.increment("self_heal_erasures")
@@ -78,6 +84,10 @@ extension AgentEngine {
                 state.familyMemberID, minimum: remote, floor: state.versionFloor, previous: state.fmkVersion, fetcher: fetcher,
                 report: &report)
         } else if remote < state.versionFloor {
+            // An old version served as current: the owner's history this device verified is newer.
+            await fetcher.report(
+                .staleVersion, state.familyMemberID, offeredVersion: remote,
+                "the grant service reports FMK v\(remote) as current; this device verified v\(state.versionFloor)")
             try await refuse(state.familyMemberID, "the grant service reports FMK v\(remote) below v\(state.versionFloor) already seen", report: &report)
         } else {
             do {
@@ -114,6 +124,11 @@ extension AgentEngine {
                     LogKey.source: "self_heal", LogKey.durationMs: "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
         } catch let error as AgentError where error.code == .accessRevoked && previous > 0 {
+            guard try await fetcher.erasureIsSigned(id, heldVersion: previous) else {
+                await fetcher.reportUnsignedErasure(id, heldVersion: previous)
+                return try await refuse(
+                    id, "unsigned_erasure: a 403 without an owner statement excluding this user; the copy is kept", report: &report)
+            }
             let effect = try await store.apply(.erase(id, floor: floor))
             metrics.selfHeal("erased")
             report.erased.append(id)

@@ -19,6 +19,9 @@ final class AgentEngine: Sendable {
     let faults: AgentFaults
     /// Where the engine's metrics are recorded (`AgentMetrics.process` outside tests of the metrics themselves).
     let metrics: AgentMetrics
+    /// The verified key histories (in the data directory), checked before any key is used.
+    let keyHistory: KeyHistoryStore
+    let violationReporter: any KeyChainViolationReporting
     /// Serialises commands, self-healing, lock and unlock (each downloads, then writes).
     let work = AsyncLock()
     /// Serialises the receipt of a command with the switch between locked and unlocked, so
@@ -32,11 +35,18 @@ final class AgentEngine: Sendable {
     /// An engine that starts locked when `keystore` is `nil`.
     init(
         configuration: AgentConfiguration, identity: KeystoreIdentity, keystore: Keystore?, store: AgentStore, logger: Logger,
-        faults: AgentFaults, metrics: AgentMetrics = .process
+        faults: AgentFaults, metrics: AgentMetrics = .process, keyHistory: KeyHistoryStore = KeyHistoryStore(),
+        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
     ) {
+        self.keyHistory = keyHistory
+        self.violationReporter = violationReporter
         self.configuration = configuration
         self.identity = identity
-        self.keyRing = KeyRing(keystore.map { UnlockedKeys($0, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls) })
+        self.keyRing = KeyRing(keystore.map {
+            UnlockedKeys(
+                $0, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls, keyHistory: keyHistory,
+                violationReporter: violationReporter)
+        })
         self.store = store
         var logger = logger
         logger[metadataKey: LogKey.deviceID] = "\(identity.deviceID.text)"

@@ -24,12 +24,20 @@ public final class DeviceAgent: Sendable {
     ///
     /// With `configuration.startLocked` nothing secret is read: the agent runs locked until
     /// `unlock()` (SIGUSR2 for `run`).
-    public static func open(configuration: AgentConfiguration, logger: Logger) async throws -> DeviceAgent {
-        try await DeviceAgent(configuration: configuration, logger: logger, faults: AgentFaults())
+    /// - Parameter violationReporter: where refused key histories go (the integrator's transport).
+    public static func open(
+        configuration: AgentConfiguration, logger: Logger,
+        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+    ) async throws -> DeviceAgent {
+        try await DeviceAgent(
+            configuration: configuration, logger: logger, faults: AgentFaults(), violationReporter: violationReporter)
     }
 
     /// An agent with the dev kit's faults (`AgentFaultPlans`); the product opens with none (`open`).
-    package init(configuration: AgentConfiguration, logger: Logger, faults: AgentFaults) async throws {
+    package init(
+        configuration: AgentConfiguration, logger: Logger, faults: AgentFaults,
+        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+    ) async throws {
         try SecureFiles.prepareDirectory(configuration.dataDirectory)
         let keystore: Keystore?
         let identity: KeystoreIdentity
@@ -52,7 +60,8 @@ public final class DeviceAgent: Sendable {
         // clears it: a status reader opening the database must not touch a running download.)
         try await store.clearAllIncoming()
         engine = AgentEngine(
-            configuration: configuration, identity: identity, keystore: keystore, store: store, logger: logger, faults: faults)
+            configuration: configuration, identity: identity, keystore: keystore, store: store, logger: logger, faults: faults,
+            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath), violationReporter: violationReporter)
     }
 
     /// The services, in start order; a graceful shutdown stops them in reverse (the consumer

@@ -12,10 +12,14 @@ struct UnlockedKeys: Sendable {
 
     var atRest: AtRestLayer { fetcher.atRest }
 
-    init(_ keystore: Keystore, grantServiceURL: URL, tls: ClientTLS) {
+    init(
+        _ keystore: Keystore, grantServiceURL: URL, tls: ClientTLS, keyHistory: KeyHistoryStore,
+        violationReporter: any KeyChainViolationReporting
+    ) {
         self.keystore = keystore
         let session = UserSession(
-            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL, tls: tls)
+            keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: grantServiceURL, tls: tls,
+            keyHistory: keyHistory, violationReporter: violationReporter)
         fetcher = FamilyMemberFetcher(session: session, storageKey: keystore.storageKey, atRest: AtRestLayer(key: keystore.atRestKey))
         signer = AckSigner(deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
     }

@@ -31,19 +31,16 @@ struct FamilyMemberFetcher: Sendable {
     /// - Parameter store: where records wait when they span more than one page.
     func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int, store: AgentStore) async throws -> RotationResult {
         for _ in 0..<3 {
-            let wrapped = try await GrantServiceCall.run { try await session.client.wrappedKey(familyMemberID) }
+            // Verified against the owner-signed key history before anything else looks at it.
+            let verified = try await GrantServiceCall.run { try await session.verifiedKey(familyMemberID) }
+            let wrapped = verified.wrapped
             guard wrapped.fmkVersion >= floor else {
                 throw AgentError(.versionDowngrade, "the grant service offered FMK v\(wrapped.fmkVersion) below v\(floor) already seen")
             }
             guard wrapped.fmkVersion >= minimum else {
                 throw AgentError(.serviceBehind, "the grant service is at FMK v\(wrapped.fmkVersion), the command names v\(minimum)")
             }
-            let fmk: SecretKey
-            do {
-                fmk = try session.unwrap(wrapped)
-            } catch {
-                throw AgentError(.verificationFailed, "the wrapped FMK v\(wrapped.fmkVersion) does not unwrap with this user's keys")
-            }
+            let fmk = verified.fmk
             let (records, cursor, raced) = try await allRecords(
                 familyMemberID, version: wrapped.fmkVersion, fmk: fmk, store: store)
             // Another revocation committed while we downloaded: start over at its version.
@@ -55,6 +52,37 @@ struct FamilyMemberFetcher: Sendable {
                 records: records, cursor: cursor, atRest: atRest)
         }
         throw AgentError(.serviceBehind, "the FMK kept changing while records were downloaded")
+    }
+
+    /// Whether the owner signed this user's exclusion: the verified head of the key history
+    /// (readable by former holders) is at or after `heldVersion` and does not name this user. A
+    /// bare 403 is not a reason to erase (a compromised server or a proxy can send one); this is.
+    /// A history that fails verification (reported by the verifier) or cannot be read is no
+    /// reason either; transient failures throw (try again later).
+    func erasureIsSigned(_ familyMemberID: UUID, heldVersion: Int) async throws -> Bool {
+        let entry: KeyHistoryStore.Entry
+        do {
+            entry = try await GrantServiceCall.run { try await session.verifiedHistory(familyMemberID) }
+        } catch let error as AgentError where !error.isTransient {
+            return false
+        }
+        let head = entry.head.statement
+        return head.holder(session.keys.userID) == nil && head.fmkVersion >= heldVersion
+    }
+
+    /// Reports that the service refused access without an owner-signed reason (`unsigned_erasure`).
+    func reportUnsignedErasure(_ familyMemberID: UUID, heldVersion: Int) async {
+        await report(
+            .unsignedErasure, familyMemberID, offeredVersion: nil,
+            "the grant service answered 403 but no owner statement at or after v\(heldVersion) excludes this user; the copy is kept")
+    }
+
+    /// Reports a refusal the agent made outside the verifier (e.g. a version below the verified one).
+    func report(_ code: KeyChainViolation.Code, _ familyMemberID: UUID, offeredVersion: Int?, _ detail: String) async {
+        let verified = session.keyHistory.entry(familyMemberID)?.seq ?? 0
+        await session.report(
+            KeyHistoryError(code, familyMemberID: familyMemberID, statementSeq: nil, detail),
+            offeredVersion: offeredVersion, verifiedSeq: verified)
     }
 
     /// Changes after `state.syncCursor`, when they are all still under the held version.

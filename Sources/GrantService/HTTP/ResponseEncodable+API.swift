@@ -14,6 +14,7 @@ extension FMKVersionResponse: ResponseEncodable {}
 extension WrappedKeyResponse: ResponseEncodable {}
 extension GrantResponse: ResponseEncodable {}
 extension GrantList: ResponseEncodable {}
+extension KeyStatementList: ResponseEncodable {}
 extension RecordResponse: ResponseEncodable {}
 extension RecordPage: ResponseEncodable {}
 extension RevocationResponse: ResponseEncodable {}

@@ -14,6 +14,7 @@ struct FamilyMemberController {
         group.get("family-members/:familyMemberID", use: get)
         group.get("family-members/:familyMemberID/fmk-version", use: version)
         group.get("family-members/:familyMemberID/key", use: key)
+        group.get("family-members/:familyMemberID/key-statements", use: keyStatements)
         group.put("family-members/:familyMemberID/key", use: replaceKey)
         group.post("family-members/:familyMemberID/grants", use: grant)
         group.get("family-members/:familyMemberID/grants", use: grants)
@@ -43,9 +44,25 @@ struct FamilyMemberController {
     /// The caller's wrapped FMK; the device's check-in notes the version it was handed.
     @Sendable func key(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {
         let caller = try context.requireIdentity()
-        let key = try await families.key(try context.familyMemberID(), for: caller.userID)
+        let knownSeq = try request.uri.queryParameters.get("known_seq").map { try Self.sequence($0, "known_seq") } ?? 0
+        let key = try await families.key(try context.familyMemberID(), for: caller.userID, knownSeq: knownSeq)
         await checkIns.keyFetched(key, by: caller, logger: context.logger)
         return key
+    }
+
+    /// The owner-signed key statements after `?after=N` (default 0), oldest first, at most 500.
+    @Sendable func keyStatements(_ request: Request, context: GrantRequestContext) async throws -> KeyStatementList {
+        let caller = try context.requireIdentity()
+        let after = try request.uri.queryParameters.get("after").map { try Self.sequence($0, "after") } ?? 0
+        return try await families.keyStatements(try context.familyMemberID(), for: caller.userID, after: after)
+    }
+
+    /// A statement sequence number from a query parameter: 0 … 2^31-1, or a 400 naming it.
+    static func sequence(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text), (0...MessageLimits.maxInteger).contains(value) else {
+            throw APIError.badRequest("\(name) must be an integer from 0 to \(MessageLimits.maxInteger)")
+        }
+        return value
     }
 
     @Sendable func replaceKey(_ request: Request, context: GrantRequestContext) async throws -> WrappedKeyResponse {
@@ -71,7 +88,8 @@ struct FamilyMemberController {
     @Sendable func transfer(_ request: Request, context: GrantRequestContext) async throws -> FamilyMemberResponse {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: TransferOwnershipRequest.self, context: context)
-        return try await families.transferOwnership(try context.familyMemberID(), from: caller.userID, to: body.newOwnerUserID)
+        return try await families.transferOwnership(
+            try context.familyMemberID(), from: caller.userID, to: body.newOwnerUserID, statement: body.statement)
     }
 }
 

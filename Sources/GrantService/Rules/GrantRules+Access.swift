@@ -17,6 +17,13 @@ extension GrantRules {
         }
     }
 
+    /// Reading the key history needs a grant, active or revoked: a revoked user's device reads
+    /// the owner's statement that excludes it before it erases its copy.
+    static func checkHeldAccess(_ standing: FamilyMemberAccess.Standing) throws(RuleViolation) {
+        guard case .none = standing else { return }
+        throw noAccess
+    }
+
     /// Writing records needs an active grant that no revocation has begun to end, so that the
     /// user being revoked cannot add, change or delete records between `begin` and `commit`
     /// (and so cannot delay or block their own revocation).

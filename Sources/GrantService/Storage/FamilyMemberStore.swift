@@ -25,6 +25,9 @@ struct FamilyMemberStore: Sendable {
             try await insertGrant(
                 familyMemberID: request.familyMemberID, grantee: owner, grantedBy: owner, wrapping: .self,
                 granterKey: nil, wrappedFMK: request.wrappedFMK, version: 1, on: connection)
+            try await KeyStatementStore.record(
+                request.statement, kind: .create, familyMemberID: request.familyMemberID, caller: owner,
+                changed: [owner: request.wrappedFMK], on: connection)
             try await outbox.access(
                 try await accessEvent(
                     .familyMemberCreated, familyMemberID: request.familyMemberID, actor: owner, target: nil,
@@ -63,11 +66,26 @@ struct FamilyMemberStore: Sendable {
     }
 
     /// The caller's own wrapped FMK; revoked callers get 403 (`access_revoked`).
-    func key(_ familyMemberID: UUID, for userID: UUID) async throws -> WrappedKeyResponse {
-        try await pool.withConnection { connection in
+    /// With it, the key statements after `knownSeq`, read in the same snapshot (one transaction).
+    func key(_ familyMemberID: UUID, for userID: UUID, knownSeq: Int = 0) async throws -> WrappedKeyResponse {
+        try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, on: connection)
             try access.requireActiveGrant()
-            return try await keyResponse(familyMemberID, userID, on: connection)
+            var response = try await keyResponse(familyMemberID, userID, on: connection)
+            response.keyStatements = try await KeyStatementStore.list(familyMemberID, after: knownSeq, on: connection)
+            return response
+        }
+    }
+
+    /// The key statements after `seq`, for anyone who holds or held a grant (a revoked user's
+    /// device reads the statement that excludes it before it erases).
+    func keyStatements(_ familyMemberID: UUID, for userID: UUID, after seq: Int) async throws -> KeyStatementList {
+        try await pool.withConnection { connection in
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, on: connection)
+            try GrantRules.checkHeldAccess(access.standing)
+            return KeyStatementList(
+                familyMemberID: familyMemberID,
+                statements: try await KeyStatementStore.list(familyMemberID, after: seq, on: connection))
         }
     }
 
@@ -92,6 +110,17 @@ struct FamilyMemberStore: Sendable {
                     granted_by_user_id = CASE WHEN \(request.wrapping) = 'self' THEN grantee_user_id ELSE granted_by_user_id END
                 WHERE family_member_id = \(familyMemberID) AND grantee_user_id = \(userID) AND revoked_at IS NULL
                 """)
+            if request.wrapping == .self {
+                // Only the owner's copy is self-wrapped, and it changes only with the owner's
+                // statement: `adopt` after a transfer, `rekey` after an identity rotation.
+                guard access.isOwner else {
+                    throw APIError.unprocessable("invalid_wrapping", "only the owner's own copy can be self-wrapped")
+                }
+                let kind: KeyStatement.Kind = request.statement?.statement.kind == .rekey ? .rekey : .adopt
+                try await KeyStatementStore.record(
+                    request.statement, kind: kind, familyMemberID: familyMemberID, caller: userID,
+                    changed: [userID: request.wrappedFMK], on: connection)
+            }
             return try await keyResponse(familyMemberID, userID, on: connection)
         }
     }
@@ -139,6 +168,9 @@ struct FamilyMemberStore: Sendable {
             let grantID = try await insertGrant(
                 familyMemberID: familyMemberID, grantee: request.granteeUserID, grantedBy: owner, wrapping: .ecdh,
                 granterKey: ownerKey, wrappedFMK: request.wrappedFMK, version: request.fmkVersion, on: connection)
+            try await KeyStatementStore.record(
+                request.statement, kind: .grant, familyMemberID: familyMemberID, caller: owner,
+                changed: [request.granteeUserID: request.wrappedFMK], on: connection)
             try await outbox.access(
                 try await accessEvent(
                     previous == false ? .accessRegranted : .accessGranted, familyMemberID: familyMemberID,
@@ -176,7 +208,9 @@ struct FamilyMemberStore: Sendable {
     /// Hands ownership to a current grantee. Their copy stays as it is (they can
     /// re-wrap it under their own master key with `replaceKey`); the previous
     /// owner keeps access until the new owner revokes it.
-    func transferOwnership(_ familyMemberID: UUID, from owner: UUID, to newOwner: UUID) async throws -> FamilyMemberResponse {
+    func transferOwnership(
+        _ familyMemberID: UUID, from owner: UUID, to newOwner: UUID, statement: SignedKeyStatement?
+    ) async throws -> FamilyMemberResponse {
         try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
@@ -189,6 +223,9 @@ struct FamilyMemberStore: Sendable {
             }
             try await connection.execute(
                 "UPDATE family_members SET owner_user_id = \(newOwner) WHERE family_member_id = \(familyMemberID)")
+            try await KeyStatementStore.record(
+                statement, kind: .transfer, familyMemberID: familyMemberID, caller: owner, changed: [:],
+                newOwner: newOwner, on: connection)
             try await outbox.access(
                 try await accessEvent(
                     .ownershipTransferred, familyMemberID: familyMemberID, actor: owner, target: newOwner,

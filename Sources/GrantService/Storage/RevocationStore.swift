@@ -225,6 +225,10 @@ struct RevocationStore: Sendable {
                 UPDATE family_members SET current_fmk_version = \(newVersion)
                 WHERE family_member_id = \(staging.familyMemberID)
                 """)
+            try await KeyStatementStore.record(
+                request.statement, kind: .revoke, familyMemberID: staging.familyMemberID, caller: owner,
+                changed: Dictionary(uniqueKeysWithValues: request.grants.map { ($0.granteeUserID, $0.wrappedFMK) }),
+                revokedUserID: staging.revokedUserID, on: connection)
 
             let eventID = UUID()
             let occurredAt = try await connection.query(

@@ -5,7 +5,7 @@ import RescindDevKit
 /// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
 struct BenchOptions: Sendable {
     enum Section: String, CaseIterable, Sendable {
-        case crypto, commit, fanout, throughput, memory
+        case crypto, commit, fanout, throughput, memory, keyhistory
     }
 
     var sections: [Section] = Section.allCases
@@ -41,7 +41,7 @@ struct BenchOptions: Sendable {
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """
-        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory] [--runs N]
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]

@@ -49,7 +49,7 @@ struct FamilyMemberCommand: AsyncParsableCommand {
         @Option(help: "The new owner's user id.") var to: UUID
 
         func run() async throws {
-            let member = try await profile.session().client.transferOwnership(familyMember, to: to)
+            let member = try await profile.session().transferOwnership(familyMember, to: to)
             print("owner is now \(member.ownerUserID.uuidString.lowercased()); they should run: rescind family-member adopt \(familyMember.uuidString.lowercased())")
         }
     }

@@ -41,6 +41,12 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A long download staged in the local database was disturbed before it was swapped in
         /// (another process on the same data directory cleared it); it is done again.
         public static let downloadDisturbed = Code(rawValue: "download_disturbed")
+        /// The key history or the wrapped key the grant service served failed verification
+        /// (`KeyHistoryError`): the key was refused, what was held is kept, the refusal reported.
+        public static let keyHistoryRefused = Code(rawValue: "key_history_refused")
+        /// The service answered 403 but no owner-signed statement excludes this user: the copy is
+        /// kept (a bare 403 is no reason to erase), reported, and checked again later.
+        public static let unsignedErasure = Code(rawValue: "unsigned_erasure")
         /// A fault injected by a test.
         public static let injectedFault = Code(rawValue: "injected_fault")
     }

@@ -14,6 +14,8 @@ package enum GrantServiceCall {
             case 0, 408, 429, 500...599: throw AgentError(.unavailable, "grant service unavailable: \(error)")
             default: throw AgentError(.serviceRefused, "grant service refused: \(error)")
             }
+        } catch let error as KeyHistoryError {
+            throw AgentError(.keyHistoryRefused, error.description)
         } catch let error as AgentError {
             throw error
         } catch is CancellationError {

@@ -13,6 +13,7 @@ public enum DeviceIdentity {
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         return UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL, tls: configuration.tls)
+            baseURL: configuration.grantServiceURL, tls: configuration.tls,
+            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath))
     }
 }

@@ -35,7 +35,7 @@ public enum KeystoreRotation {
     public static func rotateIdentity(configuration: AgentConfiguration) async throws -> Outcome {
         _ = try await finishPendingRotation(configuration: configuration)
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
-        let session = session(keystore, configuration)
+        let session = try session(keystore, configuration)
         let me = try await GrantServiceCall.run { try await session.client.me() }
         let next = keystore.replacingUserKeys(UserKeys.generate(userID: keystore.userKeys.userID))
         try await next.write(to: pendingPath(configuration), unlock: configuration.unlock, cost: configuration.keyDerivation)
@@ -73,7 +73,7 @@ public enum KeystoreRotation {
 
     /// Re-wraps every copy for the new keys, then swaps the new keystore in (one rename).
     private static func complete(from old: Keystore, to next: Keystore, configuration: AgentConfiguration) async throws -> Outcome {
-        let session = session(next, configuration)
+        let session = try session(next, configuration)
         let moved = try await GrantServiceCall.run { try await session.rewrapHeldKeys(from: old.userKeys) }
         let generation = try await GrantServiceCall.run { try await session.client.me() }.user.identityGeneration
         guard rename(pendingPath(configuration), configuration.keystorePath) == 0 else {
@@ -136,10 +136,11 @@ public enum KeystoreRotation {
         return me.user.identityGeneration
     }
 
-    private static func session(_ keystore: Keystore, _ configuration: AgentConfiguration) -> UserSession {
+    private static func session(_ keystore: Keystore, _ configuration: AgentConfiguration) throws -> UserSession {
         UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
-            baseURL: configuration.grantServiceURL, tls: configuration.tls)
+            baseURL: configuration.grantServiceURL, tls: configuration.tls,
+            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath))
     }
 }
 

@@ -4,15 +4,19 @@ import Foundation
 public struct CreateFamilyMemberRequest: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     public var wrappedFMK: Data
+    /// The owner's signed `create` statement (seq 1, v1, the owner's copy as sole holder).
+    public var statement: SignedKeyStatement?
 
-    public init(familyMemberID: UUID, wrappedFMK: Data) {
+    public init(familyMemberID: UUID, wrappedFMK: Data, statement: SignedKeyStatement? = nil) {
         self.familyMemberID = familyMemberID
         self.wrappedFMK = wrappedFMK
+        self.statement = statement
     }
 
     enum CodingKeys: String, CodingKey {
         case familyMemberID = "family_member_id"
         case wrappedFMK = "wrapped_fmk"
+        case statement
     }
 }
 
@@ -70,12 +74,16 @@ public struct FMKVersionResponse: Codable, Sendable, Equatable {
 /// Hands ownership to a user who already holds an active grant.
 public struct TransferOwnershipRequest: Codable, Sendable, Equatable {
     public var newOwnerUserID: UUID
+    /// The current owner's signed `transfer` statement naming the new owner and their identity key.
+    public var statement: SignedKeyStatement?
 
-    public init(newOwnerUserID: UUID) {
+    public init(newOwnerUserID: UUID, statement: SignedKeyStatement? = nil) {
         self.newOwnerUserID = newOwnerUserID
+        self.statement = statement
     }
 
     enum CodingKeys: String, CodingKey {
         case newOwnerUserID = "new_owner_user_id"
+        case statement
     }
 }

@@ -8,14 +8,21 @@ public struct WrappedKeyResponse: Codable, Sendable, Equatable {
     public var wrappedFMK: Data
     public var grantedByUserID: UUID
     public var granterAgreementPublicKey: Data?
+    /// The owner-signed key statements after the `known_seq` the caller sent (all of them
+    /// without it), oldest first: what the caller verifies this key against.
+    public var keyStatements: [SignedKeyStatement]?
 
-    public init(familyMemberID: UUID, fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, grantedByUserID: UUID, granterAgreementPublicKey: Data? = nil) {
+    public init(
+        familyMemberID: UUID, fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, grantedByUserID: UUID,
+        granterAgreementPublicKey: Data? = nil, keyStatements: [SignedKeyStatement]? = nil
+    ) {
         self.familyMemberID = familyMemberID
         self.fmkVersion = fmkVersion
         self.wrapping = wrapping
         self.wrappedFMK = wrappedFMK
         self.grantedByUserID = grantedByUserID
         self.granterAgreementPublicKey = granterAgreementPublicKey
+        self.keyStatements = keyStatements
     }
 
     enum CodingKeys: String, CodingKey {
@@ -25,6 +32,7 @@ public struct WrappedKeyResponse: Codable, Sendable, Equatable {
         case wrappedFMK = "wrapped_fmk"
         case grantedByUserID = "granted_by_user_id"
         case granterAgreementPublicKey = "granter_agreement_public_key"
+        case keyStatements = "key_statements"
     }
 }
 
@@ -34,12 +42,20 @@ public struct ReplaceKeyRequest: Codable, Sendable, Equatable {
     public var wrapping: KeyWrapping
     public var wrappedFMK: Data
     public var granterAgreementPublicKey: Data?
+    /// Required for a self-wrapped copy (only the owner's): the owner's signed `adopt` (after a
+    /// transfer) or `rekey` (after an identity rotation, signed by the old key) statement. A
+    /// grantee's ecdh re-wrap after its own rotation carries none (see `KeyHistoryVerifier`).
+    public var statement: SignedKeyStatement?
 
-    public init(fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, granterAgreementPublicKey: Data? = nil) {
+    public init(
+        fmkVersion: Int, wrapping: KeyWrapping, wrappedFMK: Data, granterAgreementPublicKey: Data? = nil,
+        statement: SignedKeyStatement? = nil
+    ) {
         self.fmkVersion = fmkVersion
         self.wrapping = wrapping
         self.wrappedFMK = wrappedFMK
         self.granterAgreementPublicKey = granterAgreementPublicKey
+        self.statement = statement
     }
 
     enum CodingKeys: String, CodingKey {
@@ -47,6 +63,7 @@ public struct ReplaceKeyRequest: Codable, Sendable, Equatable {
         case wrapping
         case wrappedFMK = "wrapped_fmk"
         case granterAgreementPublicKey = "granter_agreement_public_key"
+        case statement
     }
 }
 
@@ -58,12 +75,18 @@ public struct GrantRequest: Codable, Sendable, Equatable {
     /// The grantee's X25519 key the FMK was wrapped to: refused unless it is their current
     /// key (409 `stale_identity_key`), so nothing is ever wrapped to a rotated-away key.
     public var granteeAgreementPublicKey: Data
+    /// The owner's signed `grant` statement: the holders of the current version plus the grantee.
+    public var statement: SignedKeyStatement?
 
-    public init(granteeUserID: UUID, fmkVersion: Int, wrappedFMK: Data, granteeAgreementPublicKey: Data) {
+    public init(
+        granteeUserID: UUID, fmkVersion: Int, wrappedFMK: Data, granteeAgreementPublicKey: Data,
+        statement: SignedKeyStatement? = nil
+    ) {
         self.granteeUserID = granteeUserID
         self.fmkVersion = fmkVersion
         self.wrappedFMK = wrappedFMK
         self.granteeAgreementPublicKey = granteeAgreementPublicKey
+        self.statement = statement
     }
 
     enum CodingKeys: String, CodingKey {
@@ -71,6 +94,7 @@ public struct GrantRequest: Codable, Sendable, Equatable {
         case fmkVersion = "fmk_version"
         case wrappedFMK = "wrapped_fmk"
         case granteeAgreementPublicKey = "grantee_agreement_public_key"
+        case statement
     }
 }
 

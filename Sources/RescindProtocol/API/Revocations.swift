@@ -164,17 +164,22 @@ public struct CommitRevocationRequest: Codable, Sendable, Equatable {
     public var newFMKVersion: Int
     public var grants: [NewGrant]
     public var clientDurationMs: Int?
+    /// The owner's signed `revoke` statement: the new version, everyone who keeps it with the
+    /// hash of the copy in `grants`, the revoked user, the commitment to the new FMK.
+    public var statement: SignedKeyStatement?
 
-    public init(newFMKVersion: Int, grants: [NewGrant], clientDurationMs: Int? = nil) {
+    public init(newFMKVersion: Int, grants: [NewGrant], clientDurationMs: Int? = nil, statement: SignedKeyStatement? = nil) {
         self.newFMKVersion = newFMKVersion
         self.grants = grants
         self.clientDurationMs = clientDurationMs
+        self.statement = statement
     }
 
     enum CodingKeys: String, CodingKey {
         case newFMKVersion = "new_fmk_version"
         case grants
         case clientDurationMs = "client_duration_ms"
+        case statement
     }
 }
 

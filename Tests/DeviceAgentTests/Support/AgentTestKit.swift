@@ -46,10 +46,14 @@ enum AgentTestKit {
 
         var dataDirectory: String { configuration.dataDirectory }
 
-        func open(faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil) async throws -> DeviceAgent {
+        func open(
+            faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil,
+            reporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+        ) async throws -> DeviceAgent {
             var configuration = configuration
             if let topicPrefix { configuration.kafka.topicPrefix = topicPrefix }
-            return try await DeviceAgent(configuration: configuration, logger: AgentTestKit.logger, faults: faults)
+            return try await DeviceAgent(
+                configuration: configuration, logger: AgentTestKit.logger, faults: faults, violationReporter: reporter)
         }
     }
 
@@ -71,8 +75,7 @@ enum AgentTestKit {
         var bytes = SecureRandom.bytes(count: 32)
         let raw = bytes
         let fmk = try SecretKey(bytes: &bytes)
-        let wrapped = try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: owner.keys.masterKey)
-        _ = try await owner.client.createFamilyMember(CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: Data(wrapped)))
+        _ = try await owner.createFamilyMember(id: id, fmk: fmk)
         var records: [UUID: [UInt8]] = [:]
         for text in plaintexts {
             let plaintext = Array(text.utf8)

@@ -57,7 +57,8 @@ extension UserSession {
             _ = try await client.uploadRevocationBatch(
                 revocation.revocationID, Array(staged[start..<min(start + batchSize, staged.count)]))
         }
-        return (CommitRevocationRequest(newFMKVersion: revocation.newFMKVersion, grants: grants), newFMK)
+        let statement = try await revokeStatement(revocation, grants: grants, newFMK: newFMK)
+        return (CommitRevocationRequest(newFMKVersion: revocation.newFMKVersion, grants: grants, statement: statement), newFMK)
     }
 }
 

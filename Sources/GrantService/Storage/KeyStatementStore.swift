@@ -1,0 +1,116 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+import RescindServiceSupport
+
+/// The owner-signed key statements of each family member (`key_statements`): checked against
+/// the chain's head and the grants a change leaves (`GrantRules.checkKeyStatement`), stored in
+/// the change's own transaction, served to whoever holds or held a grant.
+struct KeyStatementStore: Sendable {
+    /// Most statements one answer carries; a client asks again after the last.
+    static let pageLimit = 500
+
+    struct Head: Sendable {
+        let seq: Int
+        let hash: Data
+        let statement: KeyStatement
+    }
+
+    /// The last statement; call with the family member's row locked.
+    static func head(_ familyMemberID: UUID, on connection: PostgresConnection) async throws -> Head? {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT seq, hash, body FROM key_statements WHERE family_member_id = \(familyMemberID)
+                ORDER BY seq DESC LIMIT 1
+                """
+            ).first
+        else { return nil }
+        let (seq, hash, body) = try row.decode(Int.self, Data.self, Data.self)
+        return Head(seq: seq, hash: hash, statement: try CanonicalJSON.decode(KeyStatement.self, from: body))
+    }
+
+    /// Statements after `seq`, oldest first, at most `pageLimit`.
+    static func list(_ familyMemberID: UUID, after seq: Int, on connection: PostgresConnection) async throws -> [SignedKeyStatement] {
+        try await connection.query(
+            """
+            SELECT body, signature FROM key_statements
+            WHERE family_member_id = \(familyMemberID) AND seq > \(seq)
+            ORDER BY seq LIMIT \(pageLimit)
+            """
+        ).map { row in
+            let (body, signature) = try row.decode(Data.self, Data.self)
+            return SignedKeyStatement(statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature)
+        }
+    }
+
+    /// Checks `signed` against the head and what the change (already written in this
+    /// transaction) leaves, then appends it. Throws a `RuleViolation` and the transaction rolls back.
+    ///
+    /// - Parameter changed: the holders whose copy this change stored, with the wrapped bytes.
+    /// - Parameter newOwner: for a `transfer`, the user ownership passes to.
+    static func record(
+        _ signed: SignedKeyStatement?, kind: KeyStatement.Kind, familyMemberID: UUID, caller: UUID,
+        changed: [UUID: Data], revokedUserID: UUID? = nil, newOwner: UUID? = nil, on connection: PostgresConnection
+    ) async throws {
+        guard let signed else { throw GrantRules.keyStatementRequired }
+        let head = try await head(familyMemberID, on: connection)
+        let callerKey = try await identityKey(of: caller, on: connection)
+        let signer: Data
+        var expectedNewOwner: KeyStatement.NewOwner?
+        switch (kind, head) {
+        case (.create, _):
+            signer = callerKey
+        case (_, nil):
+            throw GrantRules.invalidKeyStatement("this family member has no key history to extend")
+        case (.rekey, let head?):
+            signer = GrantRules.effectiveOwnerKey(after: head.statement)
+            expectedNewOwner = KeyStatement.NewOwner(userID: caller, identityPublicKey: callerKey)
+        case (_, let head?):
+            signer = GrantRules.effectiveOwnerKey(after: head.statement)
+            guard signer == callerKey else {
+                throw GrantRules.invalidKeyStatement(
+                    "the key history names another owner key than your current identity key (re-key your copies first)")
+            }
+            if kind == .transfer, let newOwner {
+                expectedNewOwner = KeyStatement.NewOwner(
+                    userID: newOwner, identityPublicKey: try await identityKey(of: newOwner, on: connection))
+            }
+        }
+        let current = try await connection.query(
+            "SELECT current_fmk_version FROM family_members WHERE family_member_id = \(familyMemberID)"
+        ).first!.decode(Int.self, column: 0)
+        let holders = try await connection.query(
+            """
+            SELECT grantee_user_id FROM access_grants WHERE family_member_id = \(familyMemberID) AND revoked_at IS NULL
+            """
+        ).map { try $0.decode(UUID.self, column: 0) }
+        var copies: [UUID: (wrapped: Data, fingerprint: Data)] = [:]
+        for (userID, wrapped) in changed {
+            let agreementKey = try await connection.query("SELECT agreement_public_key FROM users WHERE user_id = \(userID)")
+                .first?.decode(Data.self, column: 0) ?? Data()
+            copies[userID] = (wrapped, KeyStatement.fingerprint(ofAgreementKey: agreementKey))
+        }
+        try GrantRules.checkKeyStatement(
+            signed,
+            KeyStatementFacts(
+                familyMemberID: familyMemberID, kind: kind, headSeq: head?.seq ?? 0, headHash: head?.hash, signer: signer,
+                ownerUserID: caller, fmkVersion: current, holders: Set(holders), changed: copies,
+                revokedUserID: revokedUserID, newOwner: expectedNewOwner))
+        let body = try CanonicalJSON.encode(signed.statement)
+        try await connection.execute(
+            """
+            INSERT INTO key_statements (family_member_id, seq, fmk_version, kind, body, signature, hash)
+            VALUES (\(familyMemberID), \(signed.statement.seq), \(signed.statement.fmkVersion),
+                    \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()))
+            """)
+    }
+
+    private static func identityKey(of userID: UUID, on connection: PostgresConnection) async throws -> Data {
+        guard
+            let key = try await connection.query("SELECT identity_public_key FROM users WHERE user_id = \(userID)")
+                .first?.decode(Data.self, column: 0)
+        else { throw APIError.notFound("user") }
+        return key
+    }
+}

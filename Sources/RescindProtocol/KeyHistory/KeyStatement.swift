@@ -1,0 +1,147 @@
+import Foundation
+
+/// One link of a family member's key history, signed by its owner's Ed25519 identity key: who
+/// holds which FMK version after it, and a commitment to that FMK (issue 16).
+///
+/// The grant service stores and serves the chain but holds no owner key, so it cannot make one;
+/// every client and agent verifies the chain up to the version it was handed (`KeyHistoryVerifier`).
+/// `seq` counts statements from 1 per family member (several can share one FMK version:
+/// `grant`, `transfer`, `adopt`, `rekey` keep it; `revoke` moves it one up; `create` is v1).
+public struct KeyStatement: Codable, Sendable, Equatable {
+    public static let schema = "rescind.key_statement.v1"
+
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// v1: the owner's self-wrapped copy.
+        case create
+        /// Same version, one holder more (a grant or a re-grant).
+        case grant
+        /// Version + 1, everyone who keeps access re-wrapped, `revoked_user_id` left out.
+        case revoke
+        /// The owner names `new_owner` (user and identity key): later statements are that key's.
+        case transfer
+        /// A new owner's own self-wrapped copy replaces the one it was granted (signed by it).
+        case adopt
+        /// The owner's identity rotation: signed by the old key, naming the new one in
+        /// `new_owner`, with the owner's copy re-wrapped under the new master key.
+        case rekey
+    }
+
+    /// A user holding the current version after the statement.
+    public struct Holder: Codable, Sendable, Equatable {
+        public var userID: UUID
+        public var wrapping: KeyWrapping
+        /// SHA-256 of the holder's X25519 public key the copy was wrapped to (a self-wrapped
+        /// copy names the owner's own key).
+        public var agreementKeyFingerprint: Data
+        /// SHA-256 of the exact wrapped bytes stored for this holder.
+        public var wrappedFMKHash: Data
+
+        public init(userID: UUID, wrapping: KeyWrapping, agreementKeyFingerprint: Data, wrappedFMKHash: Data) {
+            self.userID = userID
+            self.wrapping = wrapping
+            self.agreementKeyFingerprint = agreementKeyFingerprint
+            self.wrappedFMKHash = wrappedFMKHash
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", wrapping, agreementKeyFingerprint = "agreement_key_fingerprint"
+            case wrappedFMKHash = "wrapped_fmk_hash"
+        }
+    }
+
+    /// The owner a `transfer` hands over to, or the owner's new key in a `rekey`.
+    public struct NewOwner: Codable, Sendable, Equatable {
+        public var userID: UUID
+        public var identityPublicKey: Data
+
+        public init(userID: UUID, identityPublicKey: Data) {
+            self.userID = userID
+            self.identityPublicKey = identityPublicKey
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", identityPublicKey = "identity_public_key"
+        }
+    }
+
+    public var familyMemberID: UUID
+    public var seq: Int
+    public var kind: Kind
+    public var fmkVersion: Int
+    /// `SignedKeyStatement.hash` of statement `seq - 1`; absent for seq 1.
+    public var previousHash: Data?
+    public var ownerUserID: UUID
+    /// The Ed25519 key that signs this statement.
+    public var signerIdentityKey: Data
+    /// Sorted by user id; each user at most once.
+    public var holders: [Holder]
+    public var revokedUserID: UUID?
+    public var newOwner: NewOwner?
+    /// `FMKCommitment` of the FMK at `fmk_version`.
+    public var fmkCommitment: Data
+    /// Millisecond precision (the canonical form).
+    public var issuedAt: Date
+
+    public init(
+        familyMemberID: UUID, seq: Int, kind: Kind, fmkVersion: Int, previousHash: Data?, ownerUserID: UUID,
+        signerIdentityKey: Data, holders: [Holder], revokedUserID: UUID? = nil, newOwner: NewOwner? = nil,
+        fmkCommitment: Data, issuedAt: Date
+    ) {
+        self.familyMemberID = familyMemberID
+        self.seq = seq
+        self.kind = kind
+        self.fmkVersion = fmkVersion
+        self.previousHash = previousHash
+        self.ownerUserID = ownerUserID
+        self.signerIdentityKey = signerIdentityKey
+        self.holders = holders.sorted { $0.userID.uuidString < $1.userID.uuidString }
+        self.revokedUserID = revokedUserID
+        self.newOwner = newOwner
+        self.fmkCommitment = fmkCommitment
+        self.issuedAt = Timestamp.truncated(issuedAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id", seq, kind, fmkVersion = "fmk_version"
+        case previousHash = "previous_hash", ownerUserID = "owner_user_id"
+        case signerIdentityKey = "signer_identity_key", holders, revokedUserID = "revoked_user_id"
+        case newOwner = "new_owner", fmkCommitment = "fmk_commitment", issuedAt = "issued_at"
+    }
+
+    /// What the signer signs: the domain label, a newline, the canonical JSON of the statement.
+    public func signingInput() throws -> [UInt8] {
+        Array("\(Self.schema)\n".utf8) + [UInt8](try CanonicalJSON.encode(self))
+    }
+
+    public func holder(_ userID: UUID) -> Holder? { holders.first { $0.userID == userID } }
+}
+
+/// A key statement and its owner's signature, as stored and served.
+public struct SignedKeyStatement: Codable, Sendable, Equatable {
+    public var statement: KeyStatement
+    public var signature: Data
+
+    public init(statement: KeyStatement, signature: Data) {
+        self.statement = statement
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case statement, signature
+    }
+}
+
+/// A family member's statements after a known sequence number, oldest first.
+public struct KeyStatementList: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var statements: [SignedKeyStatement]
+
+    public init(familyMemberID: UUID, statements: [SignedKeyStatement]) {
+        self.familyMemberID = familyMemberID
+        self.statements = statements
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id", statements
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import RescindCrypto
+
+extension SignedKeyStatement {
+    /// Signs `statement` with `key`, which must be the key the statement names as its signer.
+    public init(signing statement: KeyStatement, with key: Ed25519.PrivateKey) throws {
+        precondition(
+            statement.signerIdentityKey == Data(key.publicKey.rawRepresentation), "a statement names the key that signs it")
+        self.init(statement: statement, signature: Data(key.signature(for: try statement.signingInput())))
+    }
+
+    /// SHA-256 of the statement's canonical JSON followed by the signature: what the next
+    /// statement's `previous_hash` names.
+    public func hash() throws -> Data {
+        Data(SHA256.hash([UInt8](try CanonicalJSON.encode(statement)) + [UInt8](signature)))
+    }
+
+    /// Whether the signature verifies with the key the statement names as its signer.
+    public func hasValidSignature() -> Bool {
+        guard let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.signerIdentityKey)),
+            let input = try? statement.signingInput()
+        else { return false }
+        return key.isValidSignature([UInt8](signature), for: input)
+    }
+}
+
+extension KeyStatement {
+    /// SHA-256 of an X25519 public key: how a statement names the key a copy was wrapped to.
+    public static func fingerprint(ofAgreementKey key: Data) -> Data { Data(SHA256.hash([UInt8](key))) }
+
+    /// SHA-256 of the wrapped bytes stored for a holder.
+    public static func wrappedHash(_ wrapped: Data) -> Data { Data(SHA256.hash([UInt8](wrapped))) }
+}
+
+extension KeyStatement: BoundaryValidated {
+    /// Most holders one statement may name (users sharing one family member).
+    public static let maxHolders = 1_000
+
+    public func validate() throws(MessageError) {
+        let check = FieldCheck()
+        try check.integer(seq, "seq", in: 1...MessageLimits.maxInteger)
+        try check.integer(fmkVersion, "fmk_version", in: 1...MessageLimits.maxInteger)
+        if let previousHash { try check.bytes(previousHash, "previous_hash", count: 32) }
+        guard (previousHash == nil) == (seq == 1) else { throw .invalidField("previous_hash") }
+        try check.bytes(signerIdentityKey, "signer_identity_key", count: 32)
+        try check.bytes(fmkCommitment, "fmk_commitment", count: 32)
+        try check.timestamp(issuedAt, "issued_at")
+        guard !holders.isEmpty, holders.count <= Self.maxHolders,
+            Set(holders.map(\.userID)).count == holders.count
+        else { throw .invalidField("holders") }
+        for holder in holders {
+            try FieldCheck("holders.").bytes(holder.agreementKeyFingerprint, "agreement_key_fingerprint", count: 32)
+            try FieldCheck("holders.").bytes(holder.wrappedFMKHash, "wrapped_fmk_hash", count: 32)
+        }
+        if let newOwner { try FieldCheck("new_owner.").bytes(newOwner.identityPublicKey, "identity_public_key", count: 32) }
+        switch kind {
+        case .revoke: guard revokedUserID != nil else { throw .invalidField("revoked_user_id") }
+        case .transfer, .rekey: guard newOwner != nil else { throw .invalidField("new_owner") }
+        default: break
+        }
+        if kind != .revoke, revokedUserID != nil { throw .invalidField("revoked_user_id") }
+        if kind != .transfer, kind != .rekey, newOwner != nil { throw .invalidField("new_owner") }
+    }
+}

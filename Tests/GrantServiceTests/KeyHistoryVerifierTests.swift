@@ -1,0 +1,264 @@
+import Foundation
+import RescindClient
+import RescindCrypto
+import RescindProtocol
+import Testing
+
+/// `KeyHistoryVerifier` on hand-made chains, no server: every rule refuses with its own code, and
+/// an honest chain passes (issue 16, the "bad input" list and the rules of item 2).
+@Suite struct KeyHistoryVerifierTests {
+    /// An owner making statements for one family member, and the keys it wraps for.
+    struct Chain {
+        let id = UUID()
+        var owner = UserKeys.generate()
+        var fmks: [Int: SecretKey] = [1: SecretKey(), 2: SecretKey(), 3: SecretKey(), 4: SecretKey()]
+        var statements: [SignedKeyStatement] = []
+
+        func fingerprint(_ keys: UserKeys) -> Data {
+            KeyStatement.fingerprint(ofAgreementKey: Data(keys.agreementKey.publicKey.rawRepresentation))
+        }
+
+        func wrapped(for keys: UserKeys, version: Int, fmk: SecretKey? = nil) throws -> WrappedKeyResponse {
+            let key = fmk ?? fmks[version]!
+            if keys.userID == owner.userID {
+                let bytes = try FMKWrapping.wrapForOwner(key, familyMemberID: id, version: UInt32(version), masterKey: keys.masterKey)
+                return WrappedKeyResponse(
+                    familyMemberID: id, fmkVersion: version, wrapping: .self, wrappedFMK: Data(bytes), grantedByUserID: owner.userID)
+            }
+            let bytes = try FMKWrapping.wrap(
+                key, familyMemberID: id, version: UInt32(version), granter: owner.agreementKey, grantee: keys.agreementKey.publicKey)
+            return WrappedKeyResponse(
+                familyMemberID: id, fmkVersion: version, wrapping: .ecdh, wrappedFMK: Data(bytes), grantedByUserID: owner.userID,
+                granterAgreementPublicKey: Data(owner.agreementKey.publicKey.rawRepresentation))
+        }
+
+        func holder(_ wrapped: WrappedKeyResponse, _ keys: UserKeys) -> KeyStatement.Holder {
+            KeyStatement.Holder(
+                userID: keys.userID, wrapping: wrapped.wrapping, agreementKeyFingerprint: fingerprint(keys),
+                wrappedFMKHash: KeyStatement.wrappedHash(wrapped.wrappedFMK))
+        }
+
+        /// Appends a statement; `edit` changes it before it is signed by `signer` (default the owner).
+        @discardableResult
+        mutating func append(
+            _ kind: KeyStatement.Kind, holders: [KeyStatement.Holder], version: Int? = nil, revoked: UUID? = nil,
+            newOwner: KeyStatement.NewOwner? = nil, signer: Ed25519.PrivateKey? = nil, edit: (inout KeyStatement) -> Void = { _ in }
+        ) throws -> SignedKeyStatement {
+            let last = statements.last?.statement
+            let v = version ?? last?.fmkVersion ?? 1
+            if fmks[v] == nil { fmks[v] = SecretKey() }
+            let key = signer ?? owner.identityKey
+            var statement = KeyStatement(
+                familyMemberID: id, seq: (last?.seq ?? 0) + 1, kind: kind, fmkVersion: v,
+                previousHash: try statements.last?.hash(), ownerUserID: last.map { _ in currentOwner } ?? owner.userID,
+                signerIdentityKey: Data(key.publicKey.rawRepresentation), holders: holders, revokedUserID: revoked,
+                newOwner: newOwner, fmkCommitment: Data(FMKCommitment.commit(fmks[v]!, familyMemberID: id, version: UInt32(v))),
+                issuedAt: Date())
+            edit(&statement)
+            let signed = SignedKeyStatement(statement: statement, signature: Data(key.signature(for: try statement.signingInput())))
+            statements.append(signed)
+            return signed
+        }
+
+        var currentOwner: UUID {
+            var owner = self.owner.userID
+            for signed in statements where signed.statement.kind == .transfer { owner = signed.statement.newOwner!.userID }
+            return owner
+        }
+
+        func verify(
+            as keys: UserKeys, cached: KeyHistoryStore.Entry? = nil, statements: [SignedKeyStatement]? = nil,
+            wrapped: WrappedKeyResponse, registered: Data? = nil
+        ) async throws -> KeyHistoryStore.Entry {
+            let session = keys
+            return try await KeyHistoryVerifier.verify(
+                familyMemberID: id, cached: cached, statements: statements ?? self.statements, wrapped: wrapped, me: keys.userID,
+                myAgreementFingerprint: fingerprint(keys),
+                registeredOwnerKey: { _ in registered ?? Data(owner.identityKey.publicKey.rawRepresentation) },
+                unwrap: { wrapped in
+                    switch wrapped.wrapping {
+                    case .self:
+                        try FMKWrapping.unwrapForOwner(
+                            [UInt8](wrapped.wrappedFMK), familyMemberID: wrapped.familyMemberID, version: UInt32(wrapped.fmkVersion),
+                            masterKey: session.masterKey)
+                    case .ecdh:
+                        try FMKWrapping.unwrap(
+                            [UInt8](wrapped.wrappedFMK), familyMemberID: wrapped.familyMemberID, version: UInt32(wrapped.fmkVersion),
+                            grantee: session.agreementKey,
+                            granter: try X25519.PublicKey(rawRepresentation: [UInt8](wrapped.granterAgreementPublicKey!)))
+                    }
+                }
+            ).entry
+        }
+    }
+
+    /// A chain: create, grant to B, revoke C… Returns it with B's wrapped key at the head.
+    static func honest() throws -> (Chain, UserKeys, WrappedKeyResponse) {
+        var chain = Chain()
+        let b = UserKeys.generate()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)])
+        let bCopy = try chain.wrapped(for: b, version: 1)
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
+        return (chain, b, bCopy)
+    }
+
+    static func expectRefused(
+        _ code: KeyChainViolation.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+    ) async {
+        do {
+            try await body()
+            Issue.record("accepted; expected \(code.rawValue)", sourceLocation: sourceLocation)
+        } catch let error as KeyHistoryError {
+            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func anHonestChainIsAcceptedIncrementally() async throws {
+        var (chain, b, bCopy) = try Self.honest()
+        let entry = try await chain.verify(as: b, wrapped: bCopy)
+        #expect(entry.seq == 2 && entry.fmkVersion == 1 && entry.ownerIdentityKey == Data(chain.owner.identityKey.publicKey.rawRepresentation))
+        // The owner's own view.
+        _ = try await chain.verify(as: chain.owner, wrapped: try chain.wrapped(for: chain.owner, version: 1))
+        // A revocation of nobody else: v2 for both, verified from the cached head with one new statement.
+        let own2 = try chain.wrapped(for: chain.owner, version: 2), b2 = try chain.wrapped(for: b, version: 2)
+        try chain.append(.revoke, holders: [chain.holder(own2, chain.owner), chain.holder(b2, b)], version: 2, revoked: UUID())
+        let next = try await chain.verify(as: b, cached: entry, statements: Array(chain.statements.suffix(1)), wrapped: b2)
+        #expect(next.seq == 3 && next.fmkVersion == 2)
+        // Nothing new: the cached head and the same key.
+        #expect(try await chain.verify(as: b, cached: next, statements: [], wrapped: b2) == next)
+        // A repeat that passes through the head is fine.
+        #expect(try await chain.verify(as: b, cached: next, statements: chain.statements, wrapped: b2) == next)
+    }
+
+    @Test func aBadSignatureABrokenLinkAVersionGapAnUnknownSignerAreRefused() async throws {
+        let (base, b, bCopy) = try Self.honest()
+        var chain = base
+        chain.statements[1].signature[0] ^= 1
+        await Self.expectRefused(.badSignature) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+
+        chain = base
+        chain.statements.removeLast()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) {
+            $0.previousHash = Data(repeating: 7, count: 32)
+        }
+        await Self.expectRefused(.brokenLink) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+
+        chain = base
+        let skipped = try chain.wrapped(for: b, version: 3)
+        try chain.append(.revoke, holders: [chain.holder(skipped, b)], version: 3, revoked: chain.owner.userID)
+        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: skipped) }
+
+        chain = base
+        chain.statements.remove(at: 1)  // seq 1 then seq 3
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) { $0.seq = 3 }
+        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+
+        chain = base
+        let attacker = Ed25519.PrivateKey()
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)], signer: attacker)
+        await Self.expectRefused(.unknownSigner) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+
+        // A history that does not start with the owner's create.
+        chain = base
+        chain.statements.removeFirst()
+        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+    }
+
+    @Test func malformedAndHugeStatementsAreRefused() async throws {
+        var (chain, b, bCopy) = try Self.honest()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        let many = (0..<1_001).map { _ in
+            KeyStatement.Holder(userID: UUID(), wrapping: .ecdh, agreementKeyFingerprint: Data(count: 32), wrappedFMKHash: Data(count: 32))
+        }
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)] + many)
+        await Self.expectRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        chain.statements.removeLast()
+        try chain.append(.grant, holders: [chain.holder(bCopy, b)]) { $0.fmkCommitment = Data(count: 3) }
+        await Self.expectRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+    }
+
+    @Test func rollbackForkStaleVersionStrangerMismatchAndCommitmentAreRefused() async throws {
+        var (chain, b, bCopy) = try Self.honest()
+        let own2 = try chain.wrapped(for: chain.owner, version: 2), b2 = try chain.wrapped(for: b, version: 2)
+        try chain.append(.revoke, holders: [chain.holder(own2, chain.owner), chain.holder(b2, b)], version: 2, revoked: UUID())
+        let head = try await chain.verify(as: b, wrapped: b2)
+
+        // Rollback: an answer ending below the verified head.
+        await Self.expectRefused(.rollback) {
+            _ = try await chain.verify(as: b, cached: head, statements: Array(chain.statements.prefix(2)), wrapped: bCopy)
+        }
+        // An old version served as current, with no statement.
+        await Self.expectRefused(.staleVersion) { _ = try await chain.verify(as: b, cached: head, statements: [], wrapped: bCopy) }
+
+        // Fork: another statement 3 (a different v2) to a device that verified the first.
+        var other = chain
+        other.statements.removeLast()
+        other.fmks[2] = SecretKey()
+        let forkCopy = try other.wrapped(for: b, version: 2)
+        try other.append(.revoke, holders: [other.holder(forkCopy, b)], version: 2, revoked: chain.owner.userID)
+        await Self.expectRefused(.fork) { _ = try await other.verify(as: b, cached: head, statements: other.statements, wrapped: forkCopy) }
+        // … and one extending it.
+        try other.append(.grant, holders: [other.holder(forkCopy, b)])
+        await Self.expectRefused(.fork) {
+            _ = try await other.verify(as: b, cached: head, statements: Array(other.statements.suffix(1)), wrapped: forkCopy)
+        }
+
+        // A user the head does not name (a grant the owner never made).
+        let stranger = UserKeys.generate()
+        await Self.expectRefused(.notAHolder) { _ = try await chain.verify(as: stranger, wrapped: try chain.wrapped(for: stranger, version: 2)) }
+
+        // A wrapped key replaced by one for a key the attacker knows (it is not the one named).
+        await Self.expectRefused(.wrappedKeyMismatch) {
+            _ = try await chain.verify(as: b, wrapped: try chain.wrapped(for: b, version: 2, fmk: SecretKey()))
+        }
+
+        // The owner's statement names the copy, but the copy is of another key than committed.
+        var bad = try Self.honest().0
+        let wrong = try bad.wrapped(for: b, version: 1, fmk: SecretKey())
+        let ownCopy = try bad.wrapped(for: bad.owner, version: 1)
+        bad.statements.removeLast()
+        try bad.append(.grant, holders: [bad.holder(ownCopy, bad.owner), bad.holder(wrong, b)])
+        await Self.expectRefused(.commitmentMismatch) { _ = try await bad.verify(as: b, wrapped: wrong) }
+    }
+
+    @Test func aTransferHandsTheChainToTheNewOwnersKeyAndARotatedGranteeIsCheckedByTheCommitment() async throws {
+        var (chain, b, bCopy) = try Self.honest()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        try chain.append(
+            .transfer, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)],
+            newOwner: KeyStatement.NewOwner(userID: b.userID, identityPublicKey: Data(b.identityKey.publicKey.rawRepresentation)))
+        let bSelf = try FMKWrapping.wrapForOwner(chain.fmks[1]!, familyMemberID: chain.id, version: 1, masterKey: b.masterKey)
+        let adopted = WrappedKeyResponse(familyMemberID: chain.id, fmkVersion: 1, wrapping: .self, wrappedFMK: Data(bSelf), grantedByUserID: b.userID)
+        var withAdopt = chain
+        try withAdopt.append(.adopt, holders: [chain.holder(ownCopy, chain.owner), withAdopt.holder(adopted, b)], signer: b.identityKey)
+        _ = try await withAdopt.verify(as: b, wrapped: adopted, registered: Data(b.identityKey.publicKey.rawRepresentation))
+        // The old owner can no longer sign.
+        var stale = chain
+        try stale.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) { $0.ownerUserID = b.userID }
+        await Self.expectRefused(.unknownSigner) {
+            _ = try await stale.verify(as: b, wrapped: bCopy, registered: Data(b.identityKey.publicKey.rawRepresentation))
+        }
+        // First use: the owner's registered key is not the one the history ends at.
+        await Self.expectRefused(.identityKeyChanged) {
+            _ = try await chain.verify(as: b, wrapped: bCopy, registered: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
+        }
+
+        // B rotated its X25519 key and re-wrapped its own copy (no owner statement): accepted by the commitment.
+        let (plain, c, cCopy) = try Self.honest()
+        let rotated = UserKeys(userID: c.userID, agreementKey: X25519.PrivateKey(), identityKey: c.identityKey, masterKey: c.masterKey)
+        let rewrapped = try FMKWrapping.wrap(
+            plain.fmks[1]!, familyMemberID: plain.id, version: 1, granter: rotated.agreementKey, grantee: plain.owner.agreementKey.publicKey)
+        var moved = cCopy
+        moved.wrappedFMK = Data(rewrapped)
+        _ = try await plain.verify(as: rotated, wrapped: moved)
+        // … but not a key the owner never committed to.
+        let forged = try FMKWrapping.wrap(
+            SecretKey(), familyMemberID: plain.id, version: 1, granter: rotated.agreementKey, grantee: plain.owner.agreementKey.publicKey)
+        moved.wrappedFMK = Data(forged)
+        await Self.expectRefused(.commitmentMismatch) { _ = try await plain.verify(as: rotated, wrapped: moved) }
+    }
+}
