@@ -10,6 +10,7 @@ const tokenKey = "rescind.monitor.token";
 const params = new URLSearchParams(location.search);
 const familyMemberID = params.get("family_member_id");
 const revocations = new Map();
+const violations = new Map();
 const maxListed = 50;
 
 function element(tag, text, attributes) {
@@ -55,6 +56,38 @@ function renderRevocations() {
   const sorted = [...revocations.values()].sort((a, b) => b.committed_at.localeCompare(a.committed_at));
   body.replaceChildren(...sorted.slice(0, maxListed).map(revocationRow));
   if (sorted.length === 0) body.append(element("tr", null, { class: "empty" }));
+}
+
+// A key chain violation an honest client reported (newest first): who, what, why.
+function violationRow(record) {
+  const violation = record.violation;
+  const row = element("tr", null, {
+    class: "violation", "data-report-id": violation.report_id, "data-code": violation.code,
+    "data-verification": record.verification,
+  });
+  row.append(
+    element("td", time(record.received_at)), element("td", null), element("td", null),
+    element("td", violation.code.replaceAll("_", " "), { class: "code" }),
+    element("td", violation.detail, { class: "detail" }), element("td", time(violation.detected_at)),
+    element("td", record.verification.replaceAll("_", " "), { class: "verification-" + record.verification }));
+  row.cells[1].append(element("code", short(violation.family_member_id), { title: violation.family_member_id }));
+  row.cells[2].append(element("code", short(violation.reporter_device_id), { title: violation.reporter_device_id }),
+    " of user ", element("code", short(violation.reporter_user_id), { title: violation.reporter_user_id }));
+  return row;
+}
+
+function renderViolations() {
+  const body = document.getElementById("violations");
+  const sorted = [...violations.values()].sort((a, b) =>
+    b.received_at.localeCompare(a.received_at) || b.violation.detected_at.localeCompare(a.violation.detected_at));
+  body.replaceChildren(...sorted.slice(0, maxListed).map(violationRow));
+  if (sorted.length === 0) body.append(element("tr", null, { class: "empty" }));
+}
+
+function addViolation(record) {
+  if (familyMemberID && record.violation.family_member_id !== familyMemberID) return;
+  violations.set(record.violation.report_id, record);
+  renderViolations();
 }
 
 function prepend(listID, item) {
@@ -144,15 +177,21 @@ function signOut() {
   sessionStorage.removeItem(tokenKey);
   revocations.clear();
   renderRevocations();
+  violations.clear();
+  renderViolations();
   showSignIn("");
 }
 
 async function start(credential) {
   const query = familyMemberID ? "?family_member_id=" + encodeURIComponent(familyMemberID) : "";
-  const [snapshot, rejected] = await Promise.all([
+  const [snapshot, rejected, reported] = await Promise.all([
     api("v1/revocations" + query),
     credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [] }),
+    api("v1/key-chain-violations" + query),
   ]);
+  violations.clear();
+  for (const record of reported.violations) addViolation(record);
+  renderViolations();
   revocations.clear();
   for (const revocation of snapshot.revocations) revocations.set(revocation.event_id, revocation);
   renderRevocations();
@@ -169,6 +208,12 @@ function dispatch(event) {
     const notification = JSON.parse(event.data);
     if (notification.kind === "ack_overdue") showAlert(notification);
     if (notification.kind === "message_rejected") showRejection(notification.rejection, notification.occurred_at);
+    if (notification.kind === "key_chain_violation") {
+      addViolation({
+        violation: notification.violation, verification: notification.reporter_verification,
+        received_at: notification.occurred_at,
+      });
+    }
   }
 }
 
