@@ -27,6 +27,16 @@ struct AccessLogCommand: AsyncParsableCommand {
     func run() async throws {
         let session = try await profile.session()
         let audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client)
+        // Checked first: a refused audit key is one line, before anything the service served is shown.
+        var outcome: AccessLogVerifier.Outcome?
+        if verify {
+            let verifier = AccessLogVerifier(audit: audit, pin: AuditKeyPin(directory: profile.directory))
+            do {
+                outcome = try await verifier.verify(familyMember, acceptNewKey: acceptNewAuditKey)
+            } catch let changed as AuditKeyPin.Changed {
+                throw CLIError(changed.description)
+            }
+        }
         var names: [UUID: String] = [:]
         func name(_ id: UUID?) async -> String {
             guard let id else { return "" }
@@ -59,14 +69,7 @@ struct AccessLogCommand: AsyncParsableCommand {
             }
             print(line)
         }
-        if verify {
-            let verifier = AccessLogVerifier(audit: audit, pin: AuditKeyPin(directory: profile.directory))
-            let outcome: AccessLogVerifier.Outcome
-            do {
-                outcome = try await verifier.verify(familyMember, acceptNewKey: acceptNewAuditKey)
-            } catch let changed as AuditKeyPin.Changed {
-                throw CLIError(changed.description)
-            }
+        if let outcome {
             let report = outcome.report
             let signer = "audit service key \(outcome.fingerprint)" + (outcome.pinnedNow ? " (pinned now)" : " (pinned)")
             if report.valid {
