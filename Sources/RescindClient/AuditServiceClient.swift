@@ -59,6 +59,50 @@ public struct AuditServiceClient: Sendable {
         return entries.sorted { $0.seq < $1.seq }
     }
 
+    /// The entries of the access log up to seq `through`, oldest first (owner only): what a
+    /// reader checks against the signed head it fetched first.
+    public func accessLog(_ familyMemberID: UUID, through seq: Int64) async throws -> [AccessLogEntry] {
+        var entries: [AccessLogEntry] = []
+        var before: Int64? = seq + 1
+        while let next = before, next > 1 {
+            let page = try await accessLog(familyMemberID, before: next, limit: 200)
+            entries += page.entries
+            before = page.nextBefore
+        }
+        return entries.sorted { $0.seq < $1.seq }
+    }
+
+    /// The chain head the audit service last signed for this family member (owner only).
+    public func accessLogHead(_ familyMemberID: UUID) async throws -> AccessLogHead {
+        try await get("v1/family-members/\(familyMemberID)/access-log/head", query: [], authenticated: true)
+    }
+
+    /// The audit service's signing key, as it claims it: pin it (`AuditKeyPin`), never trust it as served.
+    public func serviceKey() async throws -> Ed25519.PublicKey {
+        let served: ServiceKeyResponse = try await get("v1/service-key", query: [], authenticated: false)
+        do {
+            return try Ed25519.PublicKey(rawRepresentation: [UInt8](served.signingPublicKey))
+        } catch {
+            throw GrantServiceError(status: 502, code: "bad_service_key", message: "the audit service served an unusable signing key")
+        }
+    }
+
+    /// Reports a key chain violation as this profile's device (its grant-service token).
+    /// - Throws: `GrantServiceError` with the service's answer: 409 `duplicate_report` when the
+    ///   report id was already recorded, 4xx for a report the service refuses.
+    @discardableResult
+    public func reportKeyChainViolation(_ violation: KeyChainViolation) async throws -> KeyChainViolationReceipt {
+        guard let grantService else {
+            throw GrantServiceError(status: 401, code: "no_credentials", message: "reporting needs this device's credentials")
+        }
+        let response = try await transport.send(
+            "POST", baseURL.appendingPathComponent("v1/key-chain-violations"),
+            headers: [("Authorization", "Bearer \(try await grantService.bearerToken())")],
+            body: try CanonicalJSON.encode(violation))
+        guard (200..<300).contains(response.status) else { throw GrantServiceError(status: response.status, body: response.body) }
+        return try CanonicalJSON.decode(KeyChainViolationReceipt.self, from: response.body)
+    }
+
     /// The service's re-check of the family member's hash chain (owner only).
     public func verifyChain(_ familyMemberID: UUID) async throws -> ChainVerificationReport {
         try await get("v1/family-members/\(familyMemberID)/access-log/verification", query: [], authenticated: true)

@@ -24,7 +24,7 @@ import Testing
         let metrics = AuditMetrics()
         let router = AuditServiceApplication.buildRouter(
             configuration: AuditServiceConfiguration(), pool: pool, metrics: metrics, health: ConsumerHealth(),
-            serviceKey: Ed25519.PrivateKey().publicKey, grantService: nil,
+            signingKey: Ed25519.PrivateKey(), grantService: nil,
             monitoring: MonitoringAuthorization(operatorToken: nil, grantService: nil, metrics: nil),
             hub: EventStreamHub(pool: pool, database: database, pollInterval: .seconds(1), logger: logger))
         return Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
@@ -133,8 +133,33 @@ import Testing
                 #expect(try await send(emmaLog + "?limit=1", tokenA).text.contains("next_before"))
                 #expect(try await send(emmaLog + "?limit=200&before=9223372036854775807", tokenA).status == 200)
                 #expect(try await send(emmaLog + "/verification", tokenA).status == 200)
+                #expect(try await send(emmaLog + "/head", tokenA).status == 200)
+                #expect(try await send(emmaLog + "/head", tokenB).status == 403)
                 #expect(try await send(emmaLog, tokenB).status == 403)
                 #expect(try await send(emmaLog + "/verification", bed.operatorToken).status == 401)
+
+                // Key chain violations: reported as the device (the token's), listed by the operator and the owner.
+                let violation = KeyChainViolation(
+                    code: .notAHolder, familyMemberID: emma.familyMemberID, reporterUserID: adultB.userID,
+                    reporterDeviceID: adultB.session.deviceID, offeredFMKVersion: 2, statementSeq: nil, verifiedSeq: 1,
+                    detail: "a grant the owner never made", detectedAt: Timestamp.truncated(Date()))
+                let reported = try await contract.send(
+                    "POST", "/v1/key-chain-violations", on: base, token: tokenB, body: try CanonicalJSON.encode(violation))
+                #expect(reported.status == 201)
+                contract.recordAcceptedRequest(
+                    method: "POST", path: "/v1/key-chain-violations", contentType: "application/json",
+                    body: try CanonicalJSON.encode(violation))
+                #expect(try await contract.send(
+                    "POST", "/v1/key-chain-violations", on: base, token: tokenB, body: try CanonicalJSON.encode(violation)
+                ).status == 409)
+                #expect(try await contract.send(
+                    "POST", "/v1/key-chain-violations", on: base, token: tokenA, body: try CanonicalJSON.encode(violation)
+                ).status == 403)
+                for token in [bed.operatorToken, tokenA] {
+                    let listed = try await send("/v1/key-chain-violations?family_member_id=\(emma.familyMemberID)&limit=5", token)
+                    #expect(listed.status == 200 && listed.text.contains(violation.reportID.uuidString))
+                }
+                #expect(try await send("/v1/key-chain-violations", tokenB).status == 200)
 
                 // The event stream: its head, as the operator and the owner, resumed either way.
                 for (token, query, headers) in [

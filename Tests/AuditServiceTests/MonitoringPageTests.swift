@@ -108,6 +108,25 @@ import Testing
             _ = try await browser.waitFor(
                 "document.querySelector('#rejections li[data-reason=\"bad_signature\"]') !== null", as: Bool.self) { $0 }
 
+            // A key chain violation the phone reported shows in its section, newest first, with
+            // its family member, reporter device, code, detail and time.
+            let violation = emma.violation(by: phone, code: .fork, detail: "two different v3 statements")
+            try await bed.publish(violation, signedBy: phone.key)
+            let violationRow = "document.querySelector('#violations tr[data-report-id=\"\(violation.reportID.uuidString)\"]')"
+            _ = try await browser.waitFor("\(violationRow) !== null", as: Bool.self) { $0 }
+            #expect(try await browser.evaluate("\(violationRow).dataset.code") as? String == "fork")
+            #expect(try await browser.evaluate("\(violationRow).dataset.verification") as? String == "device_signature")
+            #expect(try await browser.evaluate("\(violationRow).querySelector('.detail').textContent") as? String
+                == "two different v3 statements")
+            let cells = try await browser.evaluate("\(violationRow).textContent") as? String ?? ""
+            #expect(cells.contains(String(phone.id.uuidString.prefix(8))))
+            #expect(cells.contains(String(emma.familyMemberID.uuidString.prefix(8))))
+            let newer = emma.violation(by: phone, code: .rollback, detail: "a chain shorter than the one verified")
+            try await bed.publish(newer, signedBy: phone.key)
+            _ = try await browser.waitFor(
+                "document.querySelector('#violations tr[data-report-id]').dataset.reportId", as: String.self
+            ) { $0 == newer.reportID.uuidString }
+
             // All of it without a reload.
             #expect(try await browser.evaluate("window.loadedOnce") as? String == "yes")
 
@@ -116,6 +135,11 @@ import Testing
             _ = try? await browser.evaluate("setTimeout(() => location.reload(), 0); true")
             _ = try await browser.waitFor("window.loadedOnce === undefined && document.body.dataset.auth === 'signed-in'", as: Bool.self) { $0 }
             _ = try await row { $0.state == "completed" }
+            // The violations come back from the snapshot (GET /v1/key-chain-violations), newest first.
+            let reloaded = try await browser.waitFor(
+                "[...document.querySelectorAll('#violations tr[data-report-id]')].map(row => row.dataset.code).join(',')",
+                as: String.self) { $0 == "rollback,fork" }
+            #expect(reloaded == "rollback,fork")
         }
     }
 

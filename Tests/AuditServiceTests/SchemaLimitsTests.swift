@@ -108,6 +108,11 @@ import Testing
         edges += key(access, ["owner_agreement_public_key"])
         edges += integers(command, "new_fmk_version", min: 1)
         edges += timestamps(command, "issued_at")
+        let violation = KeyChainViolation.schema
+        for field in ["offered_fmk_version", "statement_seq", "verified_seq"] { edges += integers(violation, field, min: 0) }
+        edges += text(violation, ["detail"], max: MessageLimits.errorLength)
+        edges += timestamps(violation, "detected_at")
+        edges += [Edge(schema: violation, path: ["code"], value: .string("made_up"), valid: false)]
         return edges
     }()
 
@@ -127,6 +132,11 @@ import Testing
                 ).encoded()
             case RevocationEvent.schema:
                 try SignedMessage(schema: schema, signer: "grant-service", payload: revocation, key: key).encoded()
+            case KeyChainViolation.schema:
+                try SignedMessage(
+                    schema: schema, signer: "device:\(device.id.uuidString.lowercased())",
+                    payload: family.violation(by: device), key: key
+                ).encoded()
             case AccessEvent.schema:
                 try SignedMessage(
                     schema: schema, signer: "grant-service",
@@ -172,6 +182,7 @@ import Testing
         case DeviceAck.schema: (try? SignedMessage<DeviceAck>.decode(data, schema: schema)) != nil
         case RevocationEvent.schema: (try? SignedMessage<RevocationEvent>.decode(data, schema: schema)) != nil
         case AccessEvent.schema: (try? SignedMessage<AccessEvent>.decode(data, schema: schema)) != nil
+        case KeyChainViolation.schema: (try? SignedMessage<KeyChainViolation>.decode(data, schema: schema)) != nil
         default: (try? SignedMessage<DeviceCommand>.decode(data, schema: schema)) != nil
         }
     }
@@ -187,7 +198,7 @@ import Testing
     }
 
     @Test func theValidBaseOfEveryTableRowPassesBoth() throws {
-        for schema in [DeviceAck.schema, RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema] {
+        for schema in [DeviceAck.schema, RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, KeyChainViolation.schema] {
             let data = try JSONSerialization.data(withJSONObject: try Self.validEnvelope(schema))
             #expect(try JSONSchemaValidator.load(schema).problems(data).isEmpty, "\(schema)")
             #expect(Self.decoderAccepts(data, schema: schema), "\(schema)")

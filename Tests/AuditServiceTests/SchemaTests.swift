@@ -16,6 +16,7 @@ import Testing
     @Test func thereIsASchemaForEveryMessageTypeAndTheValidatorRejectsViolations() throws {
         for schema in [
             RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
+            KeyChainViolation.schema,
         ] {
             _ = try JSONSchemaValidator.load(schema)
         }
@@ -62,6 +63,7 @@ import Testing
             try await bed.publish(revocation)
             try await bed.publish(TestFamily.ack(phone, for: revocation, outcome: .failed, error: "disk full"), signedBy: phone.key)
             try await bed.publishRaw(.deviceAcks, key: nil, value: Data("garbage".utf8))
+            try await bed.publish(emma.violation(by: phone), signedBy: phone.key)
             // The laptop misses the deadline; then both succeed.
             try await bed.eventually("overdue") { try await bed.deviceStates(revocation.eventID)[laptop.id] == "overdue" }
             try await bed.publish(TestFamily.ack(phone, for: revocation), signedBy: phone.key)

@@ -39,9 +39,22 @@ extension CLITests {
                 #expect(lines[revocation].contains("2 records re-encrypted") && lines[revocation].hasSuffix("— custody change"), "\(log)")
                 #expect(!log.contains("sealed to another key"), "\(log)")
 
+                // Verified here, with the audit service's key pinned on first use next to the keystore.
                 let verified = try await adultA.ok(["access-log", emma, "--verify"])
-                #expect(verified.split(separator: "\n").last?.hasPrefix("chain verified: ") == true, "\(verified)")
-                #expect(verified.contains("none altered, removed or reordered"))
+                #expect(verified.contains("chain verified on this machine: 4 entries, none altered, removed, reordered or added"), "\(verified)")
+                #expect(verified.contains("  head hash ") && verified.contains("(pinned now)"), "\(verified)")
+                let pinPath = adultA.directory.appendingPathComponent("audit-service.key").path
+                let mode = try FileManager.default.attributesOfItem(atPath: pinPath)[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+                let again = try await adultA.ok(["access-log", emma, "--verify"])
+                #expect(again.contains("chain verified on this machine") && again.contains("(pinned)"), "\(again)")
+                // A swapped audit key is refused, unless the user explicitly accepts the new one.
+                let pinned = try Data(contentsOf: URL(fileURLWithPath: pinPath))
+                try Data((Data(repeating: 7, count: 32).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: pinPath))
+                try await adultA.run(["access-log", emma, "--verify"]).expectOneLineError("now signs with key", "--accept-new-audit-key")
+                let accepted = try await adultA.ok(["access-log", emma, "--verify", "--accept-new-audit-key"])
+                #expect(accepted.contains("chain verified on this machine") && accepted.contains("(pinned now)"), "\(accepted)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: pinPath)) == pinned)
 
                 // Only the owner reads the log; others get one line.
                 try await adultB.run(["access-log", emma]).expectOneLineError("403")

@@ -55,6 +55,30 @@ extension CLITests {
             }
         }
 
+        /// `identity code --with U` shows the same code on both sides (each side's private key
+        /// with the other's public key), and another pair's code differs.
+        @Test(.timeLimit(.minutes(3)))
+        func bothSidesShowTheSameVerificationCode() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let adultC = try await bed.person("Adult C")
+                func code(_ profile: CLIProfile, with other: CLIProfile) async throws -> String {
+                    let output = try await profile.ok(["identity", "code", "--with", other.userID])
+                    return try #require(
+                        output.firstMatch(of: /verification code ([0-9A-F]{2}-[0-9A-F]{2}-[0-9A-F]{2})/).map { String($0.output.1) },
+                        "\(output)")
+                }
+                let fromA = try await code(adultA, with: adultB)
+                let fromB = try await code(adultB, with: adultA)
+                #expect(fromA == fromB)
+                let aWithC = try await code(adultA, with: adultC)
+                let cWithA = try await code(adultC, with: adultA)
+                #expect(aWithC == cWithA)
+                #expect(aWithC != fromA)
+            }
+        }
+
         @Test(.timeLimit(.minutes(3)))
         func aPassphraseProtectedProfile() async throws {
             try await CLITestBed.with { bed in

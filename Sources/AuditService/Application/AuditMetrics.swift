@@ -73,6 +73,16 @@ final class AuditMetrics: Sendable {
         ).increment()
     }
 
+    /// A key chain violation a client reported and the service stored, by how the sender was known.
+    func keyChainViolation(verification: String) {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "key_chain_violations", unitName: "total",
+                helpText: "Key chain violations reported by clients and stored (device_signature, device_token, unverified_device)."),
+            labels: [("verification", verification)]
+        ).increment()
+    }
+
     func rejected(reason: String) {
         registry.makeCounter(
             descriptor: MetricNameDescriptor(

@@ -46,6 +46,9 @@ public enum AuditServiceApplication {
 
         let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-audit-service", logger: logger)
         let (database, pool) = (opened.configuration, opened.pool)
+        // Heads written before heads were signed (migration 0005) are signed once, here.
+        let signedHeads = try await pool.transaction { try await AuditLog(signingKey: signingKey).signUnsignedHeads(on: $0) }
+        if signedHeads > 0 { logger.notice("signed chain heads written before heads were signed", metadata: [LogKey.entries: "\(signedHeads)"]) }
         let kafka = configuration.kafka
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
@@ -60,7 +63,7 @@ public enum AuditServiceApplication {
         let writer = ConclusionWriter(signingKey: signingKey)
         let handler = InboundMessageHandler(
             pool: pool, topics: topics, grantServiceKey: grantServiceKey, auditLog: auditLog, tracker: tracker,
-            writer: writer, metrics: metrics, logger: logger)
+            writer: writer, violationIntake: KeyChainViolationIntake(auditLog: auditLog), metrics: metrics, logger: logger)
         let hub = EventStreamHub(
             pool: pool, database: database, pollInterval: configuration.notifications.pollInterval,
             heartbeatInterval: configuration.monitoring.streamHeartbeat,
@@ -84,7 +87,7 @@ public enum AuditServiceApplication {
 
         let health = ConsumerHealth()
         let router = buildRouter(
-            configuration: configuration, pool: pool, metrics: metrics, health: health, serviceKey: signingKey.publicKey,
+            configuration: configuration, pool: pool, metrics: metrics, health: health, signingKey: signingKey,
             grantService: grantService, monitoring: monitoring, hub: hub, topicWatch: topicWatch)
 
         let stalledReaderTimeout = configuration.monitoring.stalledReaderTimeout
@@ -126,9 +129,11 @@ public enum AuditServiceApplication {
     /// Every HTTP route of the service (tests enumerate them against `openapi.yaml`).
     static func buildRouter(
         configuration: AuditServiceConfiguration, pool: PostgresConnectionPool, metrics: AuditMetrics,
-        health: ConsumerHealth, serviceKey: Ed25519.PublicKey, grantService: GrantServiceLink?,
+        health: ConsumerHealth, signingKey: Ed25519.PrivateKey, grantService: GrantServiceLink?,
         monitoring: MonitoringAuthorization, hub: EventStreamHub, topicWatch: KafkaTopicWatch? = nil
     ) -> Router<BasicRequestContext> {
+        let serviceKey = signingKey.publicKey
+        let auditLog = AuditLog(signingKey: signingKey)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         OperationsController(
@@ -136,7 +141,12 @@ public enum AuditServiceApplication {
         ).addRoutes(to: router)
         AccessLogController(
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),
-            verifier: AuditChainVerifier(publicKey: serviceKey)
+            verifier: AuditChainVerifier(publicKey: serviceKey), auditLog: auditLog
+        ).addRoutes(to: router)
+        KeyChainViolationController(
+            pool: pool, grantService: grantService, monitoring: monitoring,
+            intake: KeyChainViolationIntake(auditLog: auditLog), writer: ConclusionWriter(signingKey: signingKey),
+            metrics: metrics
         ).addRoutes(to: router)
         MonitoringController(pool: pool, authorization: monitoring).addRoutes(to: router)
         MonitoringSummaryController(pool: pool, authorization: monitoring).addRoutes(to: router)

@@ -42,15 +42,32 @@ struct GrantServiceLink: Sendable {
     /// - Returns: the token's user id, or `nil` when the grant service refuses the token.
     /// - Throws: `AuditServiceError.grantService` when it cannot answer.
     func userID(forToken token: String) async throws -> UUID? {
+        try await identity(forToken: token)?.userID
+    }
+
+    /// `GET /v1/me` with the caller's token: the user and the device the token was issued to.
+    /// - Returns: `nil` when the grant service refuses the token.
+    /// - Throws: `AuditServiceError.grantService` when it cannot answer.
+    func identity(forToken token: String) async throws -> (userID: UUID, deviceID: UUID)? {
         let (data, status) = try await get("v1/me", token: token)
         switch status {
         case 200:
             guard let me = try? CanonicalJSON.decode(MeResponse.self, from: data) else {
                 throw AuditServiceError.grantService("GET /v1/me answered an unexpected body")
             }
-            return me.user.userID
+            return (me.user.userID, me.device.deviceID)
         case 401, 403: return nil
         default: throw AuditServiceError.grantService("GET /v1/me answered \(status)")
+        }
+    }
+
+    /// The user and device a bearer token belongs to, as the HTTP routes need it (see `introspect`).
+    func introspectDevice(_ token: String, logger: Logger) async throws -> (userID: UUID, deviceID: UUID)? {
+        do {
+            return try await identity(forToken: token)
+        } catch {
+            logger.warning("token introspection failed", metadata: [LogKey.error: "\(error)"])
+            throw APIError.authenticationUnavailable
         }
     }
 

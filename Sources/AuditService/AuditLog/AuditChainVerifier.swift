@@ -42,8 +42,20 @@ public struct AuditChainVerifier: Sendable {
             if rows.count < pageSize { break }
         }
         let head = try await connection.query(
-            "SELECT last_seq, last_hash FROM audit_chain_heads WHERE family_member_id = \(familyMemberID)"
-        ).first.map { try $0.decode(Int64.self, [UInt8].self) }
+            """
+            SELECT last_seq, last_hash, head_signature FROM audit_chain_heads
+            WHERE family_member_id = \(familyMemberID)
+            """
+        ).first.map { try $0.decode(Int64.self, [UInt8].self, [UInt8]?.self) }
+        if let head, !(head.2.map {
+            publicKey.isValidSignature(
+                $0, for: AuditChain.headSigningInput(familyMemberID: familyMemberID, seq: head.0, hash: head.1))
+        } ?? false) {
+            problems.append(
+                .init(
+                    code: "bad_head_signature", seq: head.0, logID: nil,
+                    message: "the chain head (seq \(head.0)) is not signed by this audit service"))
+        }
         if let head, head.0 != (previous?.seq ?? 0) || (previous.map { $0.entryHash != head.1 } ?? false) {
             problems.append(
                 .init(

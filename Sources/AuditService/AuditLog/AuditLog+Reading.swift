@@ -21,7 +21,7 @@ extension AuditEntry {
         AccessLogEntry(
             logID: logID, familyMemberID: familyMemberID, seq: seq, eventType: eventType, actorUserID: actorUserID,
             targetUserID: targetUserID, encryptedDetails: Data(encryptedDetails), occurredAt: occurredAt,
-            prevHash: Data(prevHash), entryHash: Data(entryHash), signature: Data(signature))
+            sourceID: sourceID, prevHash: Data(prevHash), entryHash: Data(entryHash), signature: Data(signature))
     }
 }
 

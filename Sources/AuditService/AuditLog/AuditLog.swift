@@ -55,11 +55,69 @@ struct AuditLog: Sendable {
             ON CONFLICT (source_id, event_type) DO NOTHING
             """)
         guard inserted == 1 else { return nil }
+        let headSignature = headSignature(familyMemberID: entry.familyMemberID, seq: entry.seq, hash: entry.entryHash)
         try await connection.execute(
             """
-            UPDATE audit_chain_heads SET last_seq = \(entry.seq), last_hash = \(entry.entryHash)
+            UPDATE audit_chain_heads SET last_seq = \(entry.seq), last_hash = \(entry.entryHash),
+                                         head_signature = \(headSignature)
             WHERE family_member_id = \(entry.familyMemberID)
             """)
         return entry
+    }
+
+    func headSignature(familyMemberID: UUID, seq: Int64, hash: [UInt8]) -> [UInt8] {
+        signingKey.signature(for: AuditChain.headSigningInput(familyMemberID: familyMemberID, seq: seq, hash: hash))
+    }
+
+    /// Signs the heads written before heads were signed (migration 0005), once, at start-up.
+    /// - Returns: how many heads were signed.
+    func signUnsignedHeads(on connection: PostgresConnection) async throws -> Int {
+        // Only a head that is the newest entry of its chain: a head moved back (entries cut off)
+        // and stripped of its signature in the database is never signed.
+        let unsigned = try await connection.query(
+            """
+            SELECT h.family_member_id, h.last_seq, h.last_hash FROM audit_chain_heads h
+            WHERE h.head_signature IS NULL
+              AND (h.last_seq, h.last_hash) = (
+                  SELECT l.seq, l.entry_hash FROM audit_log l WHERE l.family_member_id = h.family_member_id
+                  ORDER BY l.seq DESC LIMIT 1)
+            FOR UPDATE OF h
+            """
+        ).map { try $0.decode(UUID.self, Int64.self, [UInt8].self) }
+        for (familyMemberID, seq, hash) in unsigned {
+            try await connection.execute(
+                """
+                UPDATE audit_chain_heads SET head_signature = \(headSignature(familyMemberID: familyMemberID, seq: seq, hash: hash))
+                WHERE family_member_id = \(familyMemberID)
+                """)
+        }
+        return unsigned.count
+    }
+
+    /// The signed head of a family member's chain (seq 0 and the genesis hash, signed now,
+    /// when the chain has no entry yet).
+    /// - Returns: `nil` for a head without a signature, or a missing head of a chain that has
+    ///   entries (both changed in the database: the service never signs a head it did not write).
+    func head(of familyMemberID: UUID, on connection: PostgresConnection) async throws -> AccessLogHead? {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT last_seq, last_hash, head_signature FROM audit_chain_heads
+                WHERE family_member_id = \(familyMemberID)
+                """
+            ).first
+        else {
+            // No head: an empty chain, unless entries exist (the head row was removed): then no head is signed.
+            let entries = try await connection.query(
+                "SELECT count(*) FROM audit_log WHERE family_member_id = \(familyMemberID)"
+            ).first!.decode(Int64.self, column: 0)
+            guard entries == 0 else { return nil }
+            let signature = headSignature(familyMemberID: familyMemberID, seq: 0, hash: AuditEntry.genesisHash)
+            return AccessLogHead(
+                familyMemberID: familyMemberID, seq: 0, hash: Data(AuditEntry.genesisHash), signature: Data(signature))
+        }
+        let (seq, hash, signature) = try row.decode(Int64.self, [UInt8].self, [UInt8]?.self)
+        guard let signature else { return nil }
+        return AccessLogHead(familyMemberID: familyMemberID, seq: seq, hash: Data(hash), signature: Data(signature))
     }
 }

@@ -20,6 +20,7 @@ struct InboundMessageHandler: Sendable {
     let auditLog: AuditLog
     let tracker: RevocationTracker
     let writer: ConclusionWriter
+    let violationIntake: KeyChainViolationIntake
     let metrics: AuditMetrics
     let logger: Logger
 
@@ -41,6 +42,8 @@ struct InboundMessageHandler: Sendable {
                     try await revocationEvent(message.value, at: position, on: connection, into: &conclusions)
                 case .accessEvents:
                     try await accessEvent(message.value, on: connection, into: &conclusions)
+                case .deviceAcks where Self.claimedSchema(message.value) == KeyChainViolation.schema:
+                    try await keyChainViolation(message.value, at: position, on: connection, into: &conclusions)
                 case .deviceAcks:
                     try await tracker.receive(message.value, at: position, on: connection, into: &conclusions)
                 default:
@@ -88,6 +91,9 @@ struct InboundMessageHandler: Sendable {
                     LogKey.topic: "\(position.topic)", LogKey.partition: "\(position.partition)",
                     LogKey.offset: "\(position.offset)", LogKey.reason: "\(reason)",
                 ])
+        }
+        for notification in conclusions.notifications where notification.kind == .keyChainViolation {
+            metrics.keyChainViolation(verification: notification.reporterVerification?.rawValue ?? "unknown")
         }
         for duration in conclusions.completions { metrics.commitToLastAck.record(duration) }
         if conclusions.auditEntries > 0 { metrics.auditEntries.increment(by: Int64(conclusions.auditEntries)) }

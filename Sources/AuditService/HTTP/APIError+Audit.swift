@@ -14,6 +14,12 @@ extension APIError {
         .forbidden, "forbidden", "only the family member's owner (or the operator) may follow its revocations")
     static let tooManyStreams = APIError(
         .serviceUnavailable, "too_many_streams", "this replica serves its maximum of event streams; retry later")
+    static let unsignedChainHead = APIError(
+        .internalServerError, "unsigned_chain_head", "this family member's chain head carries no signature")
+    static let notYourDevice = APIError(
+        .forbidden, "forbidden", "a report must name the user and device the bearer token belongs to")
+    static let duplicateReport = APIError(
+        .conflict, "duplicate_report", "a report with this report_id was already recorded; nothing changed")
     static let authenticationUnavailable = APIError(
         .serviceUnavailable, "authentication_unavailable", "the grant service cannot confirm the caller right now")
 }

@@ -15,6 +15,7 @@ const revocations = new Map();
 let attentionStates = new Set(["overdue", "not_now"]);
 // Acknowledgement states in which a revoked user's device has done its erasure.
 const erasedStates = new Set(["applied", "already_applied", "healed"]);
+const violations = new Map();
 const maxListed = 50;
 
 function element(tag, text, attributes) {
@@ -163,6 +164,38 @@ function renderRevocations() {
   if (sorted.length === 0) body.append(element("tr", null, { class: "empty" }));
 }
 
+// A key chain violation an honest client reported (newest first): who, what, why.
+function violationRow(record) {
+  const violation = record.violation;
+  const row = element("tr", null, {
+    class: "violation", "data-report-id": violation.report_id, "data-code": violation.code,
+    "data-verification": record.verification,
+  });
+  row.append(
+    element("td", time(record.received_at)), element("td", null), element("td", null),
+    element("td", violation.code.replaceAll("_", " "), { class: "code" }),
+    element("td", violation.detail, { class: "detail" }), element("td", time(violation.detected_at)),
+    element("td", record.verification.replaceAll("_", " "), { class: "verification-" + record.verification }));
+  row.cells[1].append(element("code", short(violation.family_member_id), { title: violation.family_member_id }));
+  row.cells[2].append(element("code", short(violation.reporter_device_id), { title: violation.reporter_device_id }),
+    " of user ", element("code", short(violation.reporter_user_id), { title: violation.reporter_user_id }));
+  return row;
+}
+
+function renderViolations() {
+  const body = document.getElementById("violations");
+  const sorted = [...violations.values()].sort((a, b) =>
+    b.received_at.localeCompare(a.received_at) || b.violation.detected_at.localeCompare(a.violation.detected_at));
+  body.replaceChildren(...sorted.slice(0, maxListed).map(violationRow));
+  if (sorted.length === 0) body.append(element("tr", null, { class: "empty" }));
+}
+
+function addViolation(record) {
+  if (familyMemberID && record.violation.family_member_id !== familyMemberID) return;
+  violations.set(record.violation.report_id, record);
+  renderViolations();
+}
+
 function prepend(listID, item) {
   const list = document.getElementById(listID);
   list.querySelectorAll(".empty").forEach((node) => node.remove());
@@ -257,6 +290,8 @@ function signOut() {
   sessionStorage.removeItem(tokenKey);
   revocations.clear();
   renderRevocations();
+  violations.clear();
+  renderViolations();
   showSignIn("");
 }
 
@@ -264,11 +299,15 @@ async function start(credential) {
   document.getElementById("state-filter").value = stateFilter || "";
   document.getElementById("family-filter").value = familyMemberID || "";
   const query = filterQuery(true);
-  const [snapshot, , rejected] = await Promise.all([
+  const [snapshot, , rejected, reported] = await Promise.all([
     api("v1/revocations" + query),
     refreshSummary(),
     credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [] }),
+    api("v1/key-chain-violations" + filterQuery(false)),
   ]);
+  violations.clear();
+  for (const record of reported.violations) addViolation(record);
+  renderViolations();
   revocations.clear();
   for (const revocation of snapshot.revocations) revocations.set(revocation.event_id, revocation);
   renderRevocations();
@@ -290,6 +329,12 @@ function dispatch(event) {
       scheduleSummary();
     }
     if (notification.kind === "message_rejected") showRejection(notification.rejection, notification.occurred_at);
+    if (notification.kind === "key_chain_violation") {
+      addViolation({
+        violation: notification.violation, verification: notification.reporter_verification,
+        received_at: notification.occurred_at,
+      });
+    }
   }
 }
 

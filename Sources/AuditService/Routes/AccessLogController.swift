@@ -9,6 +9,7 @@ struct AccessLogController {
     let pool: PostgresConnectionPool
     let authorization: OwnerAuthorization
     let verifier: AuditChainVerifier
+    let auditLog: AuditLog
 
     static let maxPageSize = 200
 
@@ -24,6 +25,14 @@ struct AccessLogController {
                     familyMemberID: familyMemberID, before: before, limit: Int(limit), on: connection)
             }
             return try Response.json(page)
+        }
+        // The signed head: a reader checks the entries up to it with the pinned key.
+        familyMember.get("access-log/head") { request, context in
+            let familyMemberID = try context.parameters.require("familyMemberID", as: UUID.self)
+            _ = try await authorization.requireOwner(of: familyMemberID, request: request, logger: context.logger)
+            let head = try await pool.withConnection { try await auditLog.head(of: familyMemberID, on: $0) }
+            guard let head else { throw APIError.unsignedChainHead }
+            return try Response.json(head)
         }
         familyMember.get("access-log/verification") { request, context in
             let familyMemberID = try context.parameters.require("familyMemberID", as: UUID.self)

@@ -36,3 +36,15 @@ extension AgentStore {
             arguments: [ack.ackID.text, ack.commandID.text, message, Date().timeIntervalSince1970])
     }
 }
+
+extension AgentStore {
+    /// Queues another signed message for `device_acks` (a key chain violation report) in the
+    /// ack outbox; a second call with the same id changes nothing.
+    func queueMessage(id: UUID, message: Data) async throws {
+        _ = try await write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO ack_outbox (ack_id, command_id, message, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [id.text, id.text, message, Date().timeIntervalSince1970])
+        }
+    }
+}

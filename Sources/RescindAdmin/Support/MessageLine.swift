@@ -42,6 +42,11 @@ struct MessageLine {
                 "\($0.outcome.rawValue) \($0.action.rawValue) by device \(short($0.deviceID)): \($0.recordsProcessed) records, "
                     + "v\($0.fmkVersion), \($0.durationMs) ms" + ($0.error.map { " — \($0)" } ?? "")
             }
+        case KeyChainViolation.schema:
+            return describe(KeyChainViolation.self) {
+                "key chain violation \($0.code.rawValue) on \(short($0.familyMemberID)) by device \(short($0.reporterDeviceID))"
+                    + ($0.offeredFMKVersion.map { ", offered v\($0)" } ?? "") + " — \($0.detail)"
+            }
         default:
             return "\(schema) (\(value.count) bytes)"
         }

@@ -10,18 +10,33 @@ struct AccessLogCommand: AsyncParsableCommand {
         abstract: "Read a family member's access log, decrypting its details with your key.",
         discussion: """
             The audit service stores each entry's details sealed to the owner's X25519 key; only
-            this machine can open them. Add --verify to have the service re-check the hash chain.
+            this machine can open them. Add --verify to check the hash chain here, without trusting
+            the audit service: every entry's hash, link and signature, and the signed chain head,
+            against the audit service's key pinned in the profile directory on first use
+            (audit-service.key). A changed key is refused unless --accept-new-audit-key.
 
             Example:
               rescind access-log 6f1c… --verify
             """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Family member id.") var familyMember: UUID
-    @Flag(help: "Also verify the tamper-evident chain.") var verify = false
+    @Flag(help: "Also verify the tamper-evident chain here, with the audit service's pinned key.") var verify = false
+    @Flag(help: "Pin the key the audit service serves now in place of the pinned one (after comparing its fingerprint).")
+    var acceptNewAuditKey = false
 
     func run() async throws {
         let session = try await profile.session()
         let audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client)
+        // Checked first: a refused audit key is one line, before anything the service served is shown.
+        var outcome: AccessLogVerifier.Outcome?
+        if verify {
+            let verifier = AccessLogVerifier(audit: audit, pin: AuditKeyPin(directory: profile.directory))
+            do {
+                outcome = try await verifier.verify(familyMember, acceptNewKey: acceptNewAuditKey)
+            } catch let changed as AuditKeyPin.Changed {
+                throw CLIError(changed.description)
+            }
+        }
         var names: [UUID: String] = [:]
         func name(_ id: UUID?) async -> String {
             guard let id else { return "" }
@@ -45,17 +60,28 @@ struct AccessLogCommand: AsyncParsableCommand {
                 if let devices = details.devicesAffected { line += ", \(devices.count) devices" }
                 if let duration = details.commitToLastAckMs ?? details.durationMs { line += ", \(duration) ms" }
                 if let reason = details.reason { line += " — \(reason)" }
+                if let violation = details.violation {
+                    line += ": \(violation.code.rawValue.replacingOccurrences(of: "_", with: " ")) reported by device "
+                        + "\(violation.reporterDeviceID.uuidString.prefix(8).lowercased()) — \(violation.detail)"
+                }
             } else {
                 line += " [details sealed to another key]"
             }
             print(line)
         }
-        if verify {
-            let report = try await audit.verifyChain(familyMember)
-            print(report.valid
-                ? "chain verified: \(report.entries) entries, none altered, removed or reordered"
-                : "CHAIN BROKEN: " + report.problems.map { "#\($0.seq) \($0.code): \($0.message)" }.joined(separator: "; "))
-            if !report.valid { throw ExitCode(2) }
+        if let outcome {
+            let report = outcome.report
+            let signer = "audit service key \(outcome.fingerprint)" + (outcome.pinnedNow ? " (pinned now)" : " (pinned)")
+            if report.valid {
+                let head = report.headHash.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "none (empty log)"
+                print("chain verified on this machine: \(report.entries) entries, none altered, removed, reordered or added")
+                print("  head hash \(head)")
+                print("  signed by \(signer)")
+            } else {
+                print("CHAIN BROKEN (checked on this machine with \(signer)): "
+                    + report.problems.map { "#\($0.seq) \($0.code): \($0.message)" }.joined(separator: "; "))
+                throw ExitCode(2)
+            }
         }
     }
 }

@@ -61,6 +61,8 @@ struct DemoWatcher: Sendable {
         case .ackOverdue: "ALERT ack overdue from \(device)"
         case .ackFailed: "ALERT \(device) failed: \(note.error ?? "")"
         case .messageRejected: "rejected a message: \(note.rejection?.reason ?? "")"
+        case .keyChainViolation:
+            "ALERT \(device) refused a key history: \(note.violation?.code.rawValue ?? "") — \(note.violation?.detail ?? "")"
         }
         timeline.log("audit service", text)
     }

@@ -11,12 +11,15 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     /// Position in the family member's chain, from 1.
     public var seq: Int64
     /// `family_member_created`, `access_granted`, `access_regranted`, `ownership_transferred`,
-    /// `revoked_grants_purged`, `access_revoked`, `revocation_completed`, `ack_failed`, `ack_overdue`.
+    /// `revoked_grants_purged`, `access_revoked`, `revocation_completed`, `ack_failed`, `ack_overdue`,
+    /// `key_chain_violation`.
     public var eventType: String
     public var actorUserID: UUID
     public var targetUserID: UUID?
     public var encryptedDetails: Data
     public var occurredAt: Date
+    /// The event (or ack, or report) the entry records; covered by the entry hash.
+    public var sourceID: UUID
     public var prevHash: Data
     public var entryHash: Data
     /// The audit service's Ed25519 signature over the entry hash.
@@ -24,7 +27,7 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
 
     public init(
         logID: UUID, familyMemberID: UUID, seq: Int64, eventType: String, actorUserID: UUID, targetUserID: UUID?,
-        encryptedDetails: Data, occurredAt: Date, prevHash: Data, entryHash: Data, signature: Data
+        encryptedDetails: Data, occurredAt: Date, sourceID: UUID, prevHash: Data, entryHash: Data, signature: Data
     ) {
         self.logID = logID
         self.familyMemberID = familyMemberID
@@ -34,6 +37,7 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
         self.targetUserID = targetUserID
         self.encryptedDetails = encryptedDetails
         self.occurredAt = occurredAt
+        self.sourceID = sourceID
         self.prevHash = prevHash
         self.entryHash = entryHash
         self.signature = signature
@@ -42,7 +46,31 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case logID = "log_id", familyMemberID = "family_member_id", seq, eventType = "event_type"
         case actorUserID = "actor_user_id", targetUserID = "target_user_id", encryptedDetails = "encrypted_details"
-        case occurredAt = "occurred_at", prevHash = "prev_hash", entryHash = "entry_hash", signature
+        case occurredAt = "occurred_at", sourceID = "source_id", prevHash = "prev_hash", entryHash = "entry_hash"
+        case signature
+    }
+}
+
+/// A family member's chain head as the audit service last signed it: a reader who checks
+/// the entries against it also detects entries cut off the end of the log.
+public struct AccessLogHead: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    /// The last entry's seq (0: no entry yet).
+    public var seq: Int64
+    /// The last entry's hash (the genesis hash, 32 zero bytes, for an empty chain).
+    public var hash: Data
+    /// The audit service's Ed25519 signature over `AuditChain.headSigningInput`.
+    public var signature: Data
+
+    public init(familyMemberID: UUID, seq: Int64, hash: Data, signature: Data) {
+        self.familyMemberID = familyMemberID
+        self.seq = seq
+        self.hash = hash
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id", seq, hash, signature
     }
 }
 
@@ -107,12 +135,14 @@ public struct AuditDetails: Codable, Sendable, Equatable {
     public var error: String?
     /// Kind-specific facts from the grant service (e.g. `previous_owner_user_id`).
     public var facts: [String: String]?
+    /// What a client reported refusing (`key_chain_violation` entries).
+    public var violation: KeyChainViolation?
 
     public init(
         eventType: String, eventID: UUID, familyMemberID: UUID, actorUserID: UUID, targetUserID: UUID?,
         fmkVersion: Int? = nil, reason: String? = nil, recordsReEncrypted: Int? = nil,
         devicesAffected: [Device]? = nil, durationMs: Int? = nil, commitToLastAckMs: Int? = nil,
-        error: String? = nil, facts: [String: String]? = nil
+        error: String? = nil, facts: [String: String]? = nil, violation: KeyChainViolation? = nil
     ) {
         self.eventType = eventType
         self.eventID = eventID
@@ -127,13 +157,14 @@ public struct AuditDetails: Codable, Sendable, Equatable {
         self.commitToLastAckMs = commitToLastAckMs
         self.error = error
         self.facts = facts
+        self.violation = violation
     }
 
     enum CodingKeys: String, CodingKey {
         case eventType = "event_type", eventID = "event_id", familyMemberID = "family_member_id"
         case actorUserID = "actor_user_id", targetUserID = "target_user_id", fmkVersion = "fmk_version", reason
         case recordsReEncrypted = "records_re_encrypted", devicesAffected = "devices_affected"
-        case durationMs = "duration_ms", commitToLastAckMs = "commit_to_last_ack_ms", error, facts
+        case durationMs = "duration_ms", commitToLastAckMs = "commit_to_last_ack_ms", error, facts, violation
     }
 }
 

@@ -22,6 +22,20 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         /// A message was refused (unsigned, forged, malformed, unknown): `rejection`, and
         /// `family_member_id` / `event_id` / `device_id` when they could be attributed.
         case messageRejected = "message_rejected"
+        /// A client refused a key history and reported it: `family_member_id`, `device_id`
+        /// (the reporter's), `violation`, `reporter_verification`.
+        case keyChainViolation = "key_chain_violation"
+    }
+
+    /// How the audit service knows who sent a `key_chain_violation`.
+    public enum ReporterVerification: String, Codable, Sendable, CaseIterable {
+        /// Signed on `device_acks` with the key a revocation event listed for that device.
+        case deviceSignature = "device_signature"
+        /// Sent over HTTPS with a grant-service token of that user's device.
+        case deviceToken = "device_token"
+        /// Signed on `device_acks` by a device the audit service has no key for yet (it learns
+        /// device keys only from revocation events): shown, not in the owner's audit log.
+        case unverifiedDevice = "unverified_device"
     }
 
     /// A device's final state, as reported in `revocation_completed`.
@@ -59,7 +73,9 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         /// `unknown_device` (not expected by the revocation), `mismatched_ack` (action or
         /// version contradicts the revocation), `unknown_topic`, `invalid_field` (outside
         /// `MessageLimits`), `unprocessable` (quarantined: storing it failed for a reason that
-        /// retrying does not change), `retries_exhausted` (quarantined after the retry budget).
+        /// retrying does not change), `retries_exhausted` (quarantined after the retry budget),
+        /// `duplicate_report` (a key chain violation whose report id was already recorded),
+        /// `mismatched_report` (a violation naming another user than its device's).
         public var reason: String
         /// The claimed signer, when the envelope could be read (not trusted; control characters escaped).
         public var signer: String?
@@ -86,12 +102,16 @@ public struct AuditNotification: Codable, Sendable, Equatable {
     /// The device's own failure text (bounded), for `ack_failed`.
     public var error: String?
     public var rejection: Rejection?
+    /// The client's report, for `key_chain_violation`.
+    public var violation: KeyChainViolation?
+    public var reporterVerification: ReporterVerification?
     public var occurredAt: Date
 
     public init(
         notificationID: UUID, kind: Kind, familyMemberID: UUID?, eventID: UUID?, deviceID: UUID?,
         commitToLastAckMs: Int? = nil, devices: [DeviceOutcome]? = nil, deadline: Date? = nil,
-        error: String? = nil, rejection: Rejection? = nil, occurredAt: Date
+        error: String? = nil, rejection: Rejection? = nil, violation: KeyChainViolation? = nil,
+        reporterVerification: ReporterVerification? = nil, occurredAt: Date
     ) {
         self.notificationID = notificationID
         self.kind = kind
@@ -103,12 +123,14 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         self.deadline = deadline
         self.error = error
         self.rejection = rejection
+        self.violation = violation
+        self.reporterVerification = reporterVerification
         self.occurredAt = occurredAt
     }
 
     enum CodingKeys: String, CodingKey {
         case notificationID = "notification_id", kind, familyMemberID = "family_member_id", eventID = "event_id"
         case deviceID = "device_id", commitToLastAckMs = "commit_to_last_ack_ms", devices, deadline, error, rejection
-        case occurredAt = "occurred_at"
+        case violation, reporterVerification = "reporter_verification", occurredAt = "occurred_at"
     }
 }

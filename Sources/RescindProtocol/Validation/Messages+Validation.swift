@@ -69,6 +69,7 @@ extension AuditNotification: BoundaryValidated {
             try FieldCheck("rejection.").text(rejection.reason, "reason", maxLength: MessageLimits.signerLength)
             try FieldCheck("rejection.").text(rejection.signer, "signer", maxLength: MessageLimits.signerLength * 2)
         }
+        try violation?.validate()
         try check.timestamp(occurredAt, "occurred_at")
     }
 }
