@@ -81,3 +81,39 @@ extension CLITests {
         }
     }
 }
+
+extension CLITests {
+    /// The compromised grant service hands the CLI a wrapped key the owner never issued: the CLI
+    /// refuses it in one line, shows nothing, and the audit service holds the report (issue 16).
+    @Suite("rescind refuses a forged key and reports it") struct ForgedKey {
+        @Test(.timeLimit(.minutes(3)))
+        func aReplacedWrappedKeyIsRefusedAndReported() async throws {
+            try await CLITestBed.with(audit: true) { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultC = try await bed.person("Adult C")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                try await adultA.ok(["record", "add", emma, "--text", "penicillin allergy"])
+                try await adultA.ok(["grant", emma, "--to", adultC.userID])
+                #expect(try await adultC.ok(["record", "show", emma, "--all"]).contains("penicillin allergy"))
+
+                let forged = Data(SecureRandom.bytes(count: 40))
+                try await bed.grant.withConnection { connection in
+                    try await connection.execute(
+                        """
+                        UPDATE access_grants SET wrapped_fmk = \(forged)
+                        WHERE family_member_id = \(UUID(uuidString: emma)!) AND grantee_user_id = \(UUID(uuidString: adultC.userID)!)
+                        """)
+                }
+                let refused = try await adultC.run(["record", "show", emma, "--all"])
+                refused.expectOneLineError("wrapped_key_mismatch")
+                #expect(!refused.stdout.contains("penicillin"), "\(refused)")
+                let reported = try await bed.audit!.withConnection { connection in
+                    try await connection.query(
+                        "SELECT count(*) FROM key_chain_violations WHERE family_member_id = \(UUID(uuidString: emma)!)"
+                    ).first!.decode(Int.self, column: 0)
+                }
+                #expect(reported == 1)
+            }
+        }
+    }
+}

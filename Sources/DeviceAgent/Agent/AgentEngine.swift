@@ -21,6 +21,8 @@ final class AgentEngine: Sendable {
     let metrics: AgentMetrics
     /// The verified key histories (in the data directory), checked before any key is used.
     let keyHistory: KeyHistoryStore
+    /// Where the key-history verifier reports what it refused: by default the agent's own
+    /// `AgentViolationReporter` (signed onto `device_acks` through the ack outbox).
     let violationReporter: any KeyChainViolationReporting
     /// Serialises commands, self-healing, lock and unlock (each downloads, then writes).
     let work = AsyncLock()
@@ -36,16 +38,17 @@ final class AgentEngine: Sendable {
     init(
         configuration: AgentConfiguration, identity: KeystoreIdentity, keystore: Keystore?, store: AgentStore, logger: Logger,
         faults: AgentFaults, metrics: AgentMetrics = .process, keyHistory: KeyHistoryStore = KeyHistoryStore(),
-        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+        violationReporter: (any KeyChainViolationReporting)? = nil
     ) {
+        let bound = BoundViolationReporter()
         self.keyHistory = keyHistory
-        self.violationReporter = violationReporter
+        self.violationReporter = bound
         self.configuration = configuration
         self.identity = identity
         self.keyRing = KeyRing(keystore.map {
             UnlockedKeys(
                 $0, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls, keyHistory: keyHistory,
-                violationReporter: violationReporter)
+                violationReporter: bound)
         })
         self.store = store
         var logger = logger
@@ -53,6 +56,7 @@ final class AgentEngine: Sendable {
         self.logger = logger
         self.faults = faults
         self.metrics = metrics
+        bound.bind(violationReporter ?? AgentViolationReporter(engine: self))
     }
 
     convenience init(configuration: AgentConfiguration, keystore: Keystore, store: AgentStore, logger: Logger, faults: AgentFaults) {

@@ -24,10 +24,11 @@ public final class DeviceAgent: Sendable {
     ///
     /// With `configuration.startLocked` nothing secret is read: the agent runs locked until
     /// `unlock()` (SIGUSR2 for `run`).
-    /// - Parameter violationReporter: where refused key histories go (the integrator's transport).
+    /// - Parameter violationReporter: where refused key histories go; by default signed onto
+    ///   `device_acks` through the agent's ack outbox (`AgentViolationReporter`).
     public static func open(
         configuration: AgentConfiguration, logger: Logger,
-        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+        violationReporter: (any KeyChainViolationReporting)? = nil
     ) async throws -> DeviceAgent {
         try await DeviceAgent(
             configuration: configuration, logger: logger, faults: AgentFaults(), violationReporter: violationReporter)
@@ -36,7 +37,7 @@ public final class DeviceAgent: Sendable {
     /// An agent with the dev kit's faults (`AgentFaultPlans`); the product opens with none (`open`).
     package init(
         configuration: AgentConfiguration, logger: Logger, faults: AgentFaults,
-        violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+        violationReporter: (any KeyChainViolationReporting)? = nil
     ) async throws {
         try SecureFiles.prepareDirectory(configuration.dataDirectory)
         let keystore: Keystore?

@@ -3,6 +3,7 @@ import Logging
 import RescindClient
 import RescindObservability
 import RescindProtocol
+import Synchronization
 
 /// An agent's `KeyChainViolationReporting`: signs the report with this device's key as
 /// `device:<uuid>` and queues it in the ack outbox, which `AckPublisherService` publishes to
@@ -65,7 +66,19 @@ struct AgentViolationReporter: KeyChainViolationReporting {
     }
 }
 
-extension AgentEngine {
-    /// Where this agent's key-history verifier reports what it refused.
-    var violationReporter: AgentViolationReporter { AgentViolationReporter(engine: self) }
+/// The reporter an engine hands to its sessions before the engine itself exists: it forwards to
+/// the one bound once the engine is built (the engine's own `AgentViolationReporter`, unless the
+/// caller chose another). A report made before binding (none is: sessions verify only once the
+/// engine runs) is logged by nobody and dropped.
+final class BoundViolationReporter: KeyChainViolationReporting {
+    private let target = Mutex<(any KeyChainViolationReporting)?>(nil)
+
+    func bind(_ reporter: any KeyChainViolationReporting) {
+        target.withLock { $0 = reporter }
+    }
+
+    func report(_ violation: KeyChainViolation) async {
+        guard let reporter = target.withLock({ $0 }) else { return }
+        await reporter.report(violation)
+    }
 }

@@ -90,7 +90,11 @@ struct ProfileOptions: ParsableArguments {
     /// Unlocks the keystore and acts as this profile's device.
     func session() async throws -> UserSession {
         do {
-            return try await DeviceIdentity.session(configuration: try await configuration())
+            let session = try await DeviceIdentity.session(configuration: try await configuration())
+            // A key history this profile refuses is reported to the audit service as this device.
+            return session.reporting(
+                to: AuditServiceViolationReporter(
+                    audit: AuditServiceClient(baseURL: try auditServiceURL, grantService: session.client, tls: try tls)))
         } catch let error as AgentError where error.code == .notEnrolled {
             // The agent's advice names `rescind-agent enroll`; a CLI user creates an identity.
             throw CLIError("no keystore in \(directory): run `rescind identity create --name …` first (or pass --profile)")

@@ -48,7 +48,7 @@ enum AgentTestKit {
 
         func open(
             faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil,
-            reporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
+            reporter: (any KeyChainViolationReporting)? = nil
         ) async throws -> DeviceAgent {
             var configuration = configuration
             if let topicPrefix { configuration.kafka.topicPrefix = topicPrefix }
