@@ -16,6 +16,7 @@ import Testing
     @Test func thereIsASchemaForEveryMessageTypeAndTheValidatorRejectsViolations() throws {
         for schema in [
             RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
+            CommandReissue.schema,
         ] {
             _ = try JSONSchemaValidator.load(schema)
         }

@@ -5,7 +5,8 @@ import RescindPostgres
 import RescindServiceSupport
 import ServiceLifecycle
 
-/// Publishes the notification outbox to `audit_notifications` in creation order and
+/// Publishes the notification outbox to `audit_notifications` (command re-issues to
+/// `device_commands`, keyed by device) in creation order and
 /// marks rows sent once Kafka acknowledged them; a crash in between re-sends, and
 /// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
 /// safety net (`NotifiedDrainLoop`). Rows are claimed with `SKIP LOCKED`, so replicas
@@ -15,6 +16,8 @@ struct NotificationRelay: Service {
     let database: PostgresConfiguration
     let producer: KafkaProducer
     let topic: String
+    /// Where rows marked `destination = 'device_commands'` (command re-issues) go, keyed by device.
+    let commandsTopic: String
     let batchSize: Int
     let pollInterval: Duration
     let metrics: AuditMetrics
@@ -35,15 +38,16 @@ struct NotificationRelay: Service {
         try await pool.transaction { connection in
             let rows = try await connection.query(
                 """
-                SELECT notification_id, family_member_id, envelope FROM notification_outbox
+                SELECT notification_id, family_member_id, envelope, destination, message_key FROM notification_outbox
                 WHERE sent_at IS NULL ORDER BY seq LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
                 """
-            ).map { try $0.decode(UUID.self, UUID?.self, Data.self) }
+            ).map { try $0.decode(UUID.self, UUID?.self, Data.self, String?.self, UUID?.self) }
             guard !rows.isEmpty else { return 0 }
             let results = await producer.send(
-                rows.map { _, familyMemberID, envelope in
+                rows.map { _, familyMemberID, envelope, destination, messageKey in
                     KafkaProducerMessage(
-                        topic: topic, key: familyMemberID.map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
+                        topic: destination == "device_commands" ? commandsTopic : topic,
+                        key: (messageKey ?? familyMemberID).map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
                 })
             let delivered = zip(rows, results).compactMap { row, result in (try? result.get()).map { _ in row.0 } }
             for id in delivered {

@@ -17,6 +17,9 @@ package struct AgentFaults: Sendable {
     /// command path: a self-heal pass that reaches the grant service after a revocation
     /// rotates or erases by itself, and the command then finds nothing left to do.
     package var selfHeals = true
+    /// A failure to report instead of carrying out a command (its text becomes the `failed`
+    /// ack's error); `nil` carries it out.
+    package var failCommand: @Sendable (DeviceCommand) -> String? = { _ in nil }
 
     package init() {}
 

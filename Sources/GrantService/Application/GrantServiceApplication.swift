@@ -92,6 +92,7 @@ public enum GrantServiceApplication {
         FamilyMemberController(families: families, checkIns: checkIns).addRoutes(to: authenticated)
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
+        DeviceCommandController(commands: DeviceCommandStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
         return router

@@ -46,9 +46,13 @@ enum AgentTestKit {
 
         var dataDirectory: String { configuration.dataDirectory }
 
-        func open(faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil) async throws -> DeviceAgent {
+        func open(
+            faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil,
+            configure: (inout AgentConfiguration) -> Void = { _ in }
+        ) async throws -> DeviceAgent {
             var configuration = configuration
             if let topicPrefix { configuration.kafka.topicPrefix = topicPrefix }
+            configure(&configuration)
             return try await DeviceAgent(configuration: configuration, logger: AgentTestKit.logger, faults: faults)
         }
     }
