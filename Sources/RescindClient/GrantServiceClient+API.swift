@@ -37,6 +37,15 @@ extension GrantServiceClient {
         try await send(.get, "v1/devices", as: DeviceList.self).devices
     }
 
+    /// This device's own commands after position `after` (`DeviceCommandList`), oldest first.
+    /// Each envelope must be verified as one read from Kafka before anything acts on it.
+    public func deviceCommands(after: Int64, limit: Int = 100) async throws -> DeviceCommandList {
+        try await send(
+            .get, "v1/devices/self/commands",
+            query: [URLQueryItem(name: "after", value: String(after)), URLQueryItem(name: "limit", value: String(limit))],
+            as: DeviceCommandList.self)
+    }
+
     public func retireDevice(_ deviceID: UUID) async throws {
         try await sendExpectingNoContent(.delete, "v1/devices/\(deviceID)")
     }

@@ -96,6 +96,12 @@ import Testing
             let done = try await row { $0.state == "completed" }
             #expect(done.devices == [phone.id: "applied", laptop.id: "already_applied"])
             #expect(done.timing.hasSuffix(" ms"))
+            // Each device's lifecycle, folded under its state: issued at the commit, then its ack.
+            let history = """
+                [...document.querySelectorAll('tr[data-event-id="\(revocation.eventID.uuidString)"] \
+                li[data-device-id="\(phone.id.uuidString)"] details.history li')].map(li => li.dataset.state).join(',')
+                """
+            _ = try await browser.waitFor(history, as: String.self) { $0 == "issued,applied" }
 
             // An overdue device and a forged ack appear in their lists.
             let stale = emma.revocation(

@@ -17,6 +17,7 @@ import Testing
         for schema in [
             RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
             KeyChainViolation.schema,
+            CommandReissue.schema,
         ] {
             _ = try JSONSchemaValidator.load(schema)
         }

@@ -121,4 +121,17 @@ final class AuditMetrics: Sendable {
             labels: [("topic", topic.rawValue)]
         ).set(to: max(0, seconds))
     }
+
+    /// `rescind_audit_device_commands{state}`: expected devices of open revocations in each
+    /// lifecycle state (`DeviceAckState`: pending, delivered, not_now, overdue, failed, reissued,
+    /// expired; done states count too until the revocation completes), refreshed by the deadline
+    /// monitor from PostgreSQL. A state no open revocation holds reads 0.
+    func deviceCommands(_ state: String, count: Int) {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "device_commands", unitName: "",
+                helpText: "Expected devices of open revocations, by command lifecycle state."),
+            labels: [("state", state)]
+        ).set(to: Double(count))
+    }
 }

@@ -110,12 +110,15 @@ public enum AuditServiceApplication {
             PoolService(pool: pool),
             NotificationRelay(
                 pool: pool, database: database, producer: producer, topic: topics.name(.auditNotifications),
+                commandsTopic: topics.name(.deviceCommands),
                 batchSize: configuration.notifications.batchSize, pollInterval: configuration.notifications.pollInterval,
                 claimLease: configuration.notifications.claimLease, metrics: metrics, logger: logger),
             DeadlineMonitor(
                 pool: pool, tracker: tracker, writer: writer, handler: handler,
                 interval: configuration.tracking.scanInterval, pendingAckLifetime: configuration.tracking.pendingAckLifetime,
-                streamRetention: configuration.tracking.streamRetention, metrics: metrics, logger: logger),
+                streamRetention: configuration.tracking.streamRetention,
+                reissue: .init(attempts: configuration.tracking.reissueAttempts, backoff: configuration.tracking.reissueBackoff),
+                metrics: metrics, logger: logger),
             hub,
             InboundConsumer(
                 configuration: KafkaConsumerConfiguration(

@@ -96,6 +96,13 @@ public struct AuditServiceConfiguration: Sendable {
         /// Stream events older than this are deleted (SSE resume window);
         /// `RESCIND_AUDIT_STREAM_RETENTION_SECONDS`.
         public var streamRetention: Duration = .seconds(86_400)
+        /// Commands sent to a device per revocation, the grant service's included: a failed,
+        /// overdue or unanswered device is re-issued one until then (1 turns re-issuing off);
+        /// `RESCIND_AUDIT_REISSUE_ATTEMPTS`.
+        public var reissueAttempts = 3
+        /// Wait before the first re-issue, doubled for each one after;
+        /// `RESCIND_AUDIT_REISSUE_BACKOFF_SECONDS`.
+        public var reissueBackoff: Duration = .seconds(60)
     }
 
     public struct Notifications: Sendable {
@@ -197,6 +204,9 @@ public struct AuditServiceConfiguration: Sendable {
             "RESCIND_AUDIT_PENDING_ACK_TTL_SECONDS", default: tracking.pendingAckLifetime)
         tracking.streamRetention = try reader.seconds(
             "RESCIND_AUDIT_STREAM_RETENTION_SECONDS", default: tracking.streamRetention)
+        tracking.reissueAttempts = try reader.int(
+            "RESCIND_AUDIT_REISSUE_ATTEMPTS", default: tracking.reissueAttempts, range: 1...100)
+        tracking.reissueBackoff = try reader.seconds("RESCIND_AUDIT_REISSUE_BACKOFF_SECONDS", default: tracking.reissueBackoff)
         notifications.pollInterval = .milliseconds(
             try reader.int("RESCIND_AUDIT_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
         notifications.batchSize = try reader.int(

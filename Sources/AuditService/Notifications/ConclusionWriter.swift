@@ -3,8 +3,8 @@ import RescindCrypto
 import RescindPostgres
 import RescindProtocol
 
-/// Writes a transaction's conclusions at its end: signed notifications into the
-/// outbox (the relay publishes them after commit) and events for the live stream.
+/// Writes a transaction's conclusions at its end: signed notifications and command re-issues
+/// into the outbox (the relay publishes them after commit) and events for the live stream.
 struct ConclusionWriter: Sendable {
     /// NOTIFY channels: the relay wakes on the first, the stream hub on the second.
     static let outboxChannel = "rescind_audit_outbox"
@@ -29,7 +29,17 @@ struct ConclusionWriter: Sendable {
                         \(envelope))
                 """)
         }
-        if !conclusions.notifications.isEmpty {
+        for reissue in conclusions.reissues {
+            let envelope = try SignedMessage(
+                schema: CommandReissue.schema, signer: CommandReissue.signer, payload: reissue, key: signingKey
+            ).encoded()
+            try await connection.execute(
+                """
+                INSERT INTO notification_outbox (notification_id, kind, envelope, destination, message_key)
+                VALUES (\(reissue.reissueID), 'command_reissue', \(envelope), 'device_commands', \(reissue.deviceID))
+                """)
+        }
+        if !conclusions.notifications.isEmpty || !conclusions.reissues.isEmpty {
             try await connection.execute("SELECT pg_notify(\(Self.outboxChannel), '')")
         }
         guard !conclusions.streamEvents.isEmpty else { return }

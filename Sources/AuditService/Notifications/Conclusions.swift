@@ -9,6 +9,8 @@ struct Conclusions: Sendable {
     /// Commit-to-last-ack times of the revocations completed.
     var completions: [Duration] = []
     var auditEntries = 0
+    /// Commands re-issued to devices (published on `device_commands`).
+    var reissues: [CommandReissue] = []
     /// The messages rejected: reason code and where each was read.
     var rejections: [(reason: String, position: MessagePosition)] = []
 

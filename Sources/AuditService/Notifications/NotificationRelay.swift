@@ -5,7 +5,8 @@ import RescindPostgres
 import RescindServiceSupport
 import ServiceLifecycle
 
-/// Publishes the notification outbox to `audit_notifications` in creation order and
+/// Publishes the notification outbox to `audit_notifications` (command re-issues to
+/// `device_commands`, keyed by device) in creation order and
 /// marks rows sent once Kafka acknowledged them; a crash in between re-sends, and
 /// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
 /// safety net (`NotifiedDrainLoop`).
@@ -20,6 +21,8 @@ struct NotificationRelay: Service {
     let database: PostgresConfiguration
     let producer: KafkaProducer
     let topic: String
+    /// Where rows marked `destination = 'device_commands'` (command re-issues) go, keyed by device.
+    let commandsTopic: String
     let batchSize: Int
     let pollInterval: Duration
     /// Longer than the producer's message timeout, so a live relay's batch is never taken from it.
@@ -48,16 +51,17 @@ struct NotificationRelay: Service {
                     SELECT notification_id FROM notification_outbox
                     WHERE sent_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                     ORDER BY seq LIMIT \(batchSize) FOR UPDATE SKIP LOCKED)
-                RETURNING seq, notification_id, family_member_id, envelope
+                RETURNING seq, notification_id, family_member_id, envelope, destination, message_key
                 """
-            ).map { try $0.decode(Int64.self, UUID.self, UUID?.self, Data.self) }
+            ).map { try $0.decode(Int64.self, UUID.self, UUID?.self, Data.self, String?.self, UUID?.self) }
         }.sorted { $0.0 < $1.0 }
         guard !rows.isEmpty else { return 0 }
         // No connection is held while the producer waits for the broker.
         let results = await producer.send(
-            rows.map { _, _, familyMemberID, envelope in
+            rows.map { _, _, familyMemberID, envelope, destination, messageKey in
                 KafkaProducerMessage(
-                    topic: topic, key: familyMemberID.map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
+                    topic: destination == "device_commands" ? commandsTopic : topic,
+                    key: (messageKey ?? familyMemberID).map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
             })
         var delivered: [UUID] = []
         var failed: [UUID] = []

@@ -32,6 +32,31 @@ function stateBadge(state) {
   return element("span", state.replace("_", " "), { class: "state state-" + state, "data-state": state });
 }
 
+// One expected device: its command's lifecycle state, the attempts (when re-issued) and, folded,
+// its history (issued, receipts, answers, overdue, re-issues), oldest first.
+function deviceLifecycle(device) {
+  const item = element("li", null, { "data-device-id": device.device_id, "data-state": device.state });
+  const attempts = device.attempts > 1 ? ", attempt " + device.attempts : "";
+  item.append(stateBadge(device.state), " ",
+    element("code", short(device.device_id), { title: device.device_id }),
+    " " + device.action.replace("_", " ") + attempts + (device.late ? " (late)" : ""));
+  const steps = device.history || [];
+  if (steps.length > 0) {
+    const history = element("details", null, { class: "history" });
+    history.append(element("summary", "history"));
+    const list = element("ol");
+    for (const step of steps) {
+      list.append(element("li",
+        time(step.at) + " " + step.state.replace("_", " ") + (step.attempt > 1 ? " (attempt " + step.attempt + ")" : "") +
+          (step.error ? " — " + step.error : ""),
+        { "data-state": step.state }));
+    }
+    history.append(list);
+    item.append(history);
+  }
+  return item;
+}
+
 function revocationRow(revocation) {
   const state = revocation.completed_at ? "completed" : "open";
   const row = element("tr", null, { "data-event-id": revocation.event_id, "data-state": state });
@@ -45,13 +70,7 @@ function revocationRow(revocation) {
   row.cells[0].append(element("code", short(revocation.event_id), { title: revocation.event_id }));
   row.cells[4].append(stateBadge(state));
   const devices = element("ul", null, { class: "devices" });
-  for (const device of revocation.devices) {
-    const item = element("li", null, { "data-device-id": device.device_id, "data-state": device.state });
-    item.append(stateBadge(device.state), " ",
-      element("code", short(device.device_id), { title: device.device_id }),
-      " " + device.action.replace("_", " ") + (device.late ? " (late)" : ""));
-    devices.append(item);
-  }
+  for (const device of revocation.devices) devices.append(deviceLifecycle(device));
   row.cells[6].append(devices);
   markAttention(row);
   row.append(exposureCell(revocation));

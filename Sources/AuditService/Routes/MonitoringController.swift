@@ -63,7 +63,8 @@ struct MonitoringController {
                 let revocations = try await RevocationRecord.statuses(
                     eventID: nil, familyMemberID: familyMemberID, ownerUserID: scope.ownerUserID, deviceState: state,
                     limit: Int(limit), on: connection)
-                return RevocationStatusList(revocations: revocations, streamPosition: position)
+                let counts = Dictionary(grouping: revocations.flatMap(\.devices), by: \.state).mapValues(\.count)
+                return RevocationStatusList(revocations: revocations, streamPosition: position, deviceStates: counts)
             }
             return try Response.json(list)
         }

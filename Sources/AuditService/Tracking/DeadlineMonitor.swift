@@ -5,7 +5,8 @@ import RescindPostgres
 import ServiceLifecycle
 
 /// Periodic work that no message triggers: devices past their deadline become overdue
-/// (reported once), held acks are applied or expired, old stream events are dropped,
+/// (reported once), failed and overdue devices are re-issued their command (with backoff, up to
+/// the configured attempts), held acks are applied or expired, old stream events are dropped,
 /// and the gauges are refreshed from PostgreSQL (so every replica reports the same).
 struct DeadlineMonitor: Service {
     let pool: PostgresConnectionPool
@@ -15,6 +16,7 @@ struct DeadlineMonitor: Service {
     let interval: Duration
     let pendingAckLifetime: Duration
     let streamRetention: Duration
+    let reissue: RevocationTracker.ReissuePolicy
     let metrics: AuditMetrics
     let logger: Logger
 
@@ -27,6 +29,7 @@ struct DeadlineMonitor: Service {
         let conclusions = try await pool.transaction { connection in
             var conclusions = Conclusions()
             try await tracker.markOverdue(on: connection, into: &conclusions)
+            try await tracker.reissue(reissue, on: connection, into: &conclusions)
             try await tracker.sweepHeldAcks(lifetime: pendingAckLifetime, on: connection, into: &conclusions)
             try await writer.write(conclusions, on: connection)
             return conclusions
@@ -37,7 +40,7 @@ struct DeadlineMonitor: Service {
                 "DELETE FROM stream_events WHERE created_at < now() - make_interval(secs => \(streamRetention.seconds))")
             let (pending, overdue, open, held, unsent) = try await connection.query(
                 """
-                SELECT (SELECT count(*) FROM revocation_devices WHERE state IN ('pending', 'overdue')),
+                SELECT (SELECT count(*) FROM revocation_devices WHERE state IN ('pending', 'delivered', 'not_now', 'overdue', 'reissued')),
                        (SELECT count(*) FROM revocation_devices WHERE state = 'overdue'),
                        (SELECT count(*) FROM revocations WHERE completed_at IS NULL),
                        (SELECT count(*) FROM pending_acks),
@@ -49,6 +52,16 @@ struct DeadlineMonitor: Service {
             metrics.openRevocations.set(to: Double(open))
             metrics.unverifiedAcks.set(to: Double(held))
             metrics.unsentNotifications.set(to: Double(unsent))
+            let states = Dictionary(
+                uniqueKeysWithValues: try await connection.query(
+                    """
+                    SELECT d.state, count(*) FROM revocation_devices d JOIN revocations r USING (event_id)
+                    WHERE r.completed_at IS NULL GROUP BY d.state
+                    """
+                ).map { try $0.decode(String.self, Int.self) })
+            for state in DeviceAckState.allCases {
+                metrics.deviceCommands(state.rawValue, count: states[state.rawValue] ?? 0)
+            }
         }
     }
 }

@@ -62,17 +62,18 @@ struct RevocationRecord: Sendable {
                 try row.decode(
                     UUID.self, UUID.self, UUID.self, UUID.self, Int.self, Int.self, Date.self, Date.self, Date?.self,
                     Int?.self)
+            let history = try await Self.history(of: eventID, committedAt: committedAt, on: connection)
             let devices = try await connection.query(
                 """
-                SELECT device_id, user_id, action, state, acked_at, late, error FROM revocation_devices
+                SELECT device_id, user_id, action, state, acked_at, late, error, attempts FROM revocation_devices
                 WHERE event_id = \(eventID) ORDER BY user_id, device_id
                 """
             ).map { row in
-                let (device, user, action, state, ackedAt, late, error) = try row.decode(
-                    UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Bool.self, String?.self)
+                let (device, user, action, state, ackedAt, late, error, attempts) = try row.decode(
+                    UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Bool.self, String?.self, Int.self)
                 return RevocationStatus.Device(
                     deviceID: device, userID: user, action: action, state: state, ackedAt: ackedAt, late: late,
-                    error: error)
+                    error: error, attempts: attempts, history: history[device] ?? [])
             }
             statuses.append(
                 RevocationStatus(
@@ -81,5 +82,39 @@ struct RevocationRecord: Sendable {
                     deadlineAt: deadlineAt, completedAt: completedAt, commitToLastAckMs: took, devices: devices))
         }
         return statuses
+    }
+
+    /// Each device's lifecycle, oldest first: issued at the commit, every verified receipt and
+    /// answer (device clocks), and the moment it was found overdue (server clock).
+    static func history(
+        of eventID: UUID, committedAt: Date, on connection: PostgresConnection
+    ) async throws -> [UUID: [RevocationStatus.Step]] {
+        var history: [UUID: [RevocationStatus.Step]] = [:]
+        for row in try await connection.query(
+            "SELECT device_id, overdue_at FROM revocation_devices WHERE event_id = \(eventID)")
+        {
+            let (device, overdueAt) = try row.decode(UUID.self, Date?.self)
+            history[device] = [RevocationStatus.Step(state: "issued", at: committedAt, attempt: 1)]
+            if let overdueAt { history[device]?.append(RevocationStatus.Step(state: "overdue", at: overdueAt)) }
+        }
+        for row in try await connection.query(
+            """
+            SELECT device_id, outcome, acked_at, command_id, coalesce(attempt, 1), error FROM device_acks
+            WHERE event_id = \(eventID) ORDER BY acked_at, received_at
+            """)
+        {
+            let (device, outcome, at, commandID, attempt, error) = try row.decode(
+                UUID.self, String.self, Date.self, UUID.self, Int.self, String?.self)
+            history[device, default: []].append(
+                RevocationStatus.Step(state: outcome, at: at, commandID: commandID, attempt: attempt, error: error))
+        }
+        for row in try await connection.query(
+            "SELECT device_id, reissue_id, attempt, issued_at FROM command_reissues WHERE event_id = \(eventID)")
+        {
+            let (device, reissueID, attempt, at) = try row.decode(UUID.self, UUID.self, Int.self, Date.self)
+            history[device, default: []].append(
+                RevocationStatus.Step(state: "reissued", at: at, commandID: reissueID, attempt: attempt))
+        }
+        return history.mapValues { $0.sorted { $0.at < $1.at } }
     }
 }

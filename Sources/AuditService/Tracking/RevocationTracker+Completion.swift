@@ -39,14 +39,18 @@ extension RevocationTracker {
 
     // MARK: Deadlines
 
-    /// Marks every device still pending past its revocation's deadline as overdue and
-    /// reports each once (the state change is the guard: a second scan finds nothing).
+    /// Marks every device with no answer past its revocation's deadline as overdue and reports
+    /// each once (`overdue_at` is the guard: a second scan finds nothing). A device that said
+    /// `not_now` (locked) keeps that state, flagged overdue: the page shows both.
     func markOverdue(on connection: PostgresConnection, into conclusions: inout Conclusions) async throws {
         let rows = try await connection.query(
             """
-            UPDATE revocation_devices d SET state = 'overdue', overdue_at = now()
+            UPDATE revocation_devices d
+            SET state = CASE WHEN d.state = 'not_now' THEN d.state ELSE 'overdue' END, overdue_at = now(),
+                state_changed_at = now()
             FROM revocations r
-            WHERE d.event_id = r.event_id AND d.state = 'pending' AND r.completed_at IS NULL AND r.deadline_at <= now()
+            WHERE d.event_id = r.event_id AND d.state IN ('pending', 'delivered', 'not_now', 'reissued')
+              AND d.overdue_at IS NULL AND r.completed_at IS NULL AND r.deadline_at <= now()
             RETURNING d.event_id, d.device_id
             """)
         let overdue = Dictionary(grouping: try rows.map { try $0.decode(UUID.self, UUID.self) }, by: \.0)

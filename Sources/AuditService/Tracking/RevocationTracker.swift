@@ -71,16 +71,19 @@ struct RevocationTracker: Sendable {
         guard let key = try? Ed25519.PublicKey(rawRepresentation: keyBytes), (try? message.verify(key: key)) != nil else {
             throw rejection(MessageError.badSignature.code)
         }
-        let reachedVersion = action == .secureDeletion || ack.outcome == .failed || ack.fmkVersion >= revocation.newFMKVersion
+        // A receipt (delivered, not now) and a failure report the version held before acting.
+        let reachedVersion =
+            action == .secureDeletion || ack.outcome == .failed || !ack.outcome.isFinal
+            || ack.fmkVersion >= revocation.newFMKVersion
         guard ack.action == action, reachedVersion else { throw rejection("mismatched_ack") }
 
         let inserted = try await connection.execute(
             """
             INSERT INTO device_acks (ack_id, event_id, device_id, command_id, outcome, records_processed,
-                                     fmk_version, duration_ms, error, acked_at)
+                                     fmk_version, duration_ms, error, acked_at, original_command_id, attempt)
             VALUES (\(ack.ackID), \(ack.eventID), \(ack.deviceID), \(ack.commandID), \(ack.outcome.rawValue),
                     \(ack.recordsProcessed), \(ack.fmkVersion), \(ack.durationMs), \(Self.bounded(ack.error)),
-                    \(ack.ackedAt))
+                    \(ack.ackedAt), \(ack.originalCommandID), \(ack.attempt))
             ON CONFLICT DO NOTHING
             """)
         guard inserted == 1 else { return false }
@@ -88,10 +91,23 @@ struct RevocationTracker: Sendable {
         guard !state.isDone else { return true }
 
         let newState = DeviceAckState(ack.outcome)
+        guard ack.outcome.isFinal else {
+            // A receipt: where the command is, not an answer. A receipt older than the state
+            // it would replace (a re-issue answered meanwhile) changes nothing.
+            try await connection.execute(
+                """
+                UPDATE revocation_devices
+                SET state = \(newState), state_changed_at = \(ack.ackedAt)
+                WHERE event_id = \(ack.eventID) AND device_id = \(ack.deviceID)
+                  AND (state_changed_at IS NULL OR state_changed_at <= \(ack.ackedAt))
+                """)
+            return true
+        }
         try await connection.execute(
             """
             UPDATE revocation_devices
             SET state = \(newState), ack_id = \(ack.ackID), acked_at = \(ack.ackedAt), ack_received_at = now(),
+                state_changed_at = \(ack.ackedAt),
                 records_processed = \(ack.recordsProcessed), fmk_version = \(ack.fmkVersion),
                 duration_ms = \(ack.durationMs), error = \(Self.bounded(ack.error)),
                 late = late OR state = 'overdue' OR now() > \(revocation.deadlineAt)

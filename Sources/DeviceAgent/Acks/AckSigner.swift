@@ -15,13 +15,14 @@ struct AckSigner: Sendable {
 
     func ack(
         for command: DeviceCommand, outcome: DeviceAck.Outcome, effect: ChangeEffect, duration: Duration, error: String?,
-        ackedAt: Date = Date()
+        ackedAt: Date = Date(), originalCommandID: UUID? = nil, attempt: Int? = nil
     ) throws -> (ack: DeviceAck, message: Data) {
         let ack = DeviceAck(
             ackID: UUID(), commandID: command.commandID, eventID: command.eventID, deviceID: deviceID,
             action: command.action, outcome: outcome, recordsProcessed: effect.recordsProcessed,
             fmkVersion: effect.fmkVersion, durationMs: min(max(duration.wholeMilliseconds, 0), MessageLimits.maxInteger),
-            error: error.map { MessageLimits.safeText($0, maxLength: MessageLimits.errorLength) }, ackedAt: ackedAt)
+            error: error.map { MessageLimits.safeText($0, maxLength: MessageLimits.errorLength) }, ackedAt: ackedAt,
+            originalCommandID: originalCommandID, attempt: attempt)
         let message = try SignedMessage(schema: DeviceAck.schema, signer: signer, payload: ack, key: deviceKey)
         return (ack, try message.encoded())
     }

@@ -26,6 +26,10 @@ extension AgentEngine {
     }
 
     private func receiveUnderMode(_ message: KafkaMessage) async throws -> Receipt {
+        if Self.isReissue(message.value) {
+            if let key = message.key, String(decoding: key, as: UTF8.self).lowercased() != deviceID.text { return .ignored }
+            return try await receiveReissue(message)
+        }
         switch CommandValidation.validate(
             key: message.key, value: message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey)
         {
@@ -97,13 +101,20 @@ extension AgentEngine {
         let started = ContinuousClock.now
         let local = try await store.familyMember(command.familyMemberID)
         let decision = CommandDecision.decide(command, local: local)
+        // Fetched at check-in after it was missed on the topic: a device already past it got there by healing.
+        let unchanged: DeviceAck.Outcome = try await store.source(of: command.commandID) == .checkIn ? .healed : .alreadyApplied
         let change: LocalChange
         var outcome = DeviceAck.Outcome.applied
         var failure: String?
+        let injected = faults.failCommand(command)
         switch decision {
+        case _ where injected != nil:
+            change = .nothing(command.familyMemberID)
+            outcome = .failed
+            failure = injected
         case .alreadyApplied:
             change = .nothing(command.familyMemberID)
-            outcome = .alreadyApplied
+            outcome = unchanged
         case .erase(let floor):
             change = .erase(command.familyMemberID, floor: floor)
         case .rotate(let minimum):
@@ -138,6 +149,7 @@ extension AgentEngine {
         guard
             let (ack, effect) = try await store.complete(
                 command, change: change, outcome: outcome, error: failure, signer: keys.signer, started: started,
+                unchanged: unchanged,
                 beforeCommit: { [faults] in
                     faults.atStep(.insideTransaction)
                     try faults.beforeCommandCommit(command)
@@ -162,6 +174,8 @@ extension AgentEngine {
         case (.applied, .fmkRotation): logger.notice("rotated FMK and re-keyed the cache", metadata: metadata)
         case (.applied, .secureDeletion): logger.notice("cryptographically erased cached records and destroyed the FMK", metadata: metadata)
         case (.alreadyApplied, _): logger.info("command already applied", metadata: metadata)
+        case (.healed, _): logger.notice("command missed on the topic, already healed past", metadata: metadata)
+        case (.delivered, _), (.notNow, _): logger.info("command receipt", metadata: metadata)
         case (.failed, _): logger.error("command failed", metadata: metadata)
         }
     }

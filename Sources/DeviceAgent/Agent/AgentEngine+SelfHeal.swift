@@ -16,7 +16,8 @@ extension AgentEngine {
     /// Compares every held FMK version with the grant service and converges without any
     /// command: a newer version → rotate; 403 → erase; the same version → fetch record
     /// changes since the cursor; newly accessible family members → download. This is what
-    /// heals a device that was offline for longer than the commands topic keeps messages.
+    /// heals a device that was offline for longer than the commands topic keeps messages; the
+    /// commands it missed are then fetched from the grant service and answered (`healed`).
     /// A locked agent cannot authenticate to the grant service: the pass is skipped (an
     /// empty report) and runs again after the unlock.
     /// - Throws: a transient `AgentError` when the grant service cannot be reached (retry
@@ -41,6 +42,8 @@ extension AgentEngine {
                     member.familyMemberID, minimum: member.currentFMKVersion, floor: previous?.versionFloor ?? 0,
                     previous: 0, fetcher: fetcher, report: &report)
             }
+            // After healing, so that a command missed on the topic finds the device already past it.
+            _ = try await fetchMissedCommands(fetcher)
             if report != HealReport() {
                 logger.notice(
                     "self-heal pass changed the cache",

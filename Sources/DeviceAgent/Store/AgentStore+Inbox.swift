@@ -14,8 +14,16 @@ extension AgentStore {
         case duplicate(done: Bool, offsetCommitted: Bool)
     }
 
+    /// Where a command reached the device.
+    enum CommandSource: String, Sendable {
+        /// Read from `device_commands`.
+        case kafka
+        /// Fetched from the grant service at check-in, having been missed on the topic.
+        case checkIn = "check_in"
+    }
+
     /// Stores a verified command as pending unless its id is known.
-    func enqueue(_ command: DeviceCommand) async throws -> EnqueueResult {
+    func enqueue(_ command: DeviceCommand, source: CommandSource = .kafka) async throws -> EnqueueResult {
         try await write { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT state, offset_committed FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
@@ -25,14 +33,39 @@ extension AgentStore {
             try db.execute(
                 sql: """
                     INSERT INTO commands (command_id, event_id, device_id, action, family_member_id, fmk_version, issued_at,
-                                          received_at, state)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+                                          received_at, state, source)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
                     """,
                 arguments: [
                     command.commandID.text, command.eventID.text, command.deviceID.text, command.action.rawValue, command.familyMemberID.text,
-                    command.newFMKVersion, command.issuedAt.timeIntervalSince1970, Date().timeIntervalSince1970,
+                    command.newFMKVersion, command.issuedAt.timeIntervalSince1970, Date().timeIntervalSince1970, source.rawValue,
                 ])
             return .new
+        }
+    }
+
+    func source(of commandID: UUID) async throws -> CommandSource {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT source FROM commands WHERE command_id = ?", arguments: [commandID.text])
+                .flatMap(CommandSource.init(rawValue:)) ?? .kafka
+        }
+    }
+
+    /// The last position of `GET /v1/devices/self/commands` taken in (0: none yet).
+    func commandCursor() async throws -> Int64 {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM settings WHERE name = 'command_cursor'").flatMap { Int64($0) } ?? 0
+        }
+    }
+
+    func setCommandCursor(_ cursor: Int64) async throws {
+        _ = try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO settings (name, value) VALUES ('command_cursor', ?)
+                    ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                    """,
+                arguments: [String(cursor)])
         }
     }
 
@@ -51,13 +84,13 @@ extension AgentStore {
 
     /// Applies `change` and completes `command` with its signed ack in one transaction.
     ///
-    /// An `.applied` outcome whose change turned out to be a no-op is recorded as
-    /// `already_applied`. `beforeCommit` runs last inside the transaction (tests use it to
+    /// An `.applied` outcome whose change turned out to be a no-op is recorded as `unchanged`
+    /// (`already_applied`, or `healed` for a command fetched at check-in). `beforeCommit` runs last inside the transaction (tests use it to
     /// fail there and show that nothing of the change survives).
     /// - Returns: `nil` when the command was no longer pending (completed concurrently).
     func complete(
         _ command: DeviceCommand, change: LocalChange, outcome: DeviceAck.Outcome, error: String?,
-        signer: AckSigner, started: ContinuousClock.Instant,
+        signer: AckSigner, started: ContinuousClock.Instant, unchanged: DeviceAck.Outcome = .alreadyApplied,
         beforeCommit: @escaping @Sendable () throws -> Void = {}
     ) async throws -> (ack: DeviceAck, effect: ChangeEffect)? {
         let result = try await write { db -> (ack: DeviceAck, effect: ChangeEffect)? in
@@ -65,9 +98,11 @@ extension AgentStore {
                 db, sql: "SELECT state = 'pending' FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
             guard pending == true else { return nil }
             let effect = try Self.apply(change, in: db)
-            let final: DeviceAck.Outcome = (outcome == .applied && !effect.changed) ? .alreadyApplied : outcome
+            let final: DeviceAck.Outcome = (outcome == .applied && !effect.changed) ? unchanged : outcome
+            let reissue = try Self.reissueOf(command.commandID, in: db)
             let (ack, message) = try signer.ack(
-                for: command, outcome: final, effect: effect, duration: ContinuousClock.now - started, error: error)
+                for: command, outcome: final, effect: effect, duration: ContinuousClock.now - started, error: error,
+                originalCommandID: reissue?.original, attempt: reissue?.attempt)
             try Self.insertAck(ack, message: message, in: db)
             try db.execute(
                 sql: """

@@ -106,6 +106,19 @@ extension AgentStore {
                     );
                     """)
         }
+        migrator.registerMigration("v5-command-source") { db in
+            // Where a command came from: 'kafka' (device_commands) or 'check_in' (fetched from
+            // the grant service's copy, GET /v1/devices/self/commands, after missing it on the
+            // topic). `settings.command_cursor` is the last position fetched.
+            // A re-issue ('reissue', signed by the audit service) is a new entry for the grant
+            // service's command it names (`original_command_id`), with its `attempt`.
+            try db.execute(
+                sql: """
+                    ALTER TABLE commands ADD COLUMN source TEXT NOT NULL DEFAULT 'kafka';
+                    ALTER TABLE commands ADD COLUMN original_command_id TEXT;
+                    ALTER TABLE commands ADD COLUMN attempt INTEGER;
+                    """)
+        }
         return migrator
     }
 }

@@ -22,6 +22,10 @@ package struct AgentFaults: Sendable {
     /// that a test can kill it exactly at that step.
     package var atStep: @Sendable (AgentStep) -> Void = { _ in }
 
+    /// A failure to report instead of carrying out a command (its text becomes the `failed`
+    /// ack's error); `nil` carries it out.
+    package var failCommand: @Sendable (DeviceCommand) -> String? = { _ in nil }
+
     package init() {}
 
     /// Which message a hook is about (no payload).

@@ -12,6 +12,11 @@ struct FamilyMemberFetcher: Sendable {
     let atRest: AtRestLayer
     var pageSize = 1000
 
+    /// This device's commands kept by the grant service after position `after` (unverified).
+    func missedCommands(after: Int64) async throws -> DeviceCommandList {
+        try await GrantServiceCall.run { try await session.client.deviceCommands(after: after) }
+    }
+
     /// The family members this user currently has an active grant for.
     func accessibleFamilyMembers() async throws -> [FamilyMemberResponse] {
         try await GrantServiceCall.run { try await session.client.familyMembers() }

@@ -94,6 +94,7 @@ public enum GrantServiceApplication {
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
         InvitationController(invitations: InvitationStore(pool: pool)).addRoutes(to: authenticated)
+        DeviceCommandController(commands: DeviceCommandStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
         RevocationExposureController(exposures: RevocationExposureStore(pool: pool)).addRoutes(to: authenticated)

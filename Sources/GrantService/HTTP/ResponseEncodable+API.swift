@@ -5,6 +5,7 @@ import RescindProtocol
 extension UserResponse: ResponseEncodable {}
 extension DeviceResponse: ResponseEncodable {}
 extension DeviceList: ResponseEncodable {}
+extension DeviceCommandList: ResponseEncodable {}
 extension MeResponse: ResponseEncodable {}
 extension ChallengeResponse: ResponseEncodable {}
 extension TokenResponse: ResponseEncodable {}

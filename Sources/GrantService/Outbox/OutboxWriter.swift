@@ -13,9 +13,11 @@ struct OutboxWriter: Sendable {
     let signingKey: Ed25519.PrivateKey
     let topicPrefix: String
 
+    /// - Returns: the signed envelope written.
+    @discardableResult
     func enqueue<Payload: Codable & Sendable>(
         _ payload: Payload, schema: String, topic: Topic, key: UUID, on connection: PostgresConnection
-    ) async throws {
+    ) async throws -> Data {
         let message = try SignedMessage(schema: schema, signer: Self.signer, payload: payload, key: signingKey)
         let bytes = try message.encoded()
         try await connection.execute(
@@ -25,6 +27,7 @@ struct OutboxWriter: Sendable {
             """)
         // Delivered at COMMIT only, and deduplicated per transaction by PostgreSQL.
         try await connection.execute("SELECT pg_notify(\(Self.channel), '')")
+        return bytes
     }
 
     func revocation(_ event: RevocationEvent, on connection: PostgresConnection) async throws {
@@ -32,9 +35,12 @@ struct OutboxWriter: Sendable {
             event, schema: RevocationEvent.schema, topic: .revocationEvents, key: event.familyMemberID, on: connection)
     }
 
+    /// Publishes the command and keeps its envelope for the device (`device_commands`), which
+    /// fetches what it missed at check-in (`DeviceCommandStore`).
     func command(_ command: DeviceCommand, on connection: PostgresConnection) async throws {
-        try await enqueue(
+        let envelope = try await enqueue(
             command, schema: DeviceCommand.schema, topic: .deviceCommands, key: command.deviceID, on: connection)
+        try await DeviceCommandStore.keep(command, envelope: envelope, on: connection)
     }
 
     func access(_ event: AccessEvent, on connection: PostgresConnection) async throws {

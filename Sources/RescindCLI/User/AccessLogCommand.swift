@@ -90,7 +90,7 @@ struct AccessLogCommand: AsyncParsableCommand {
 struct RevocationStatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revocation",
-        abstract: "Show a revocation's per-device acknowledgement state from the audit service.",
+        abstract: "Show a revocation's per-device command state and its history from the audit service.",
         discussion: """
             The audit service answers its operator (the token in --operator-token-file or
             $RESCIND_AUDIT_OPERATOR_TOKEN_FILE), or the owner of the revoked family member
@@ -132,7 +132,13 @@ struct RevocationStatusCommand: AsyncParsableCommand {
                 ?? "deadline \(Timestamp.format(status.deadlineAt))"))
         for device in status.devices {
             let acked = device.ackedAt.map { " at \(Timestamp.format($0))" } ?? ""
-            print("  \(device.deviceID.uuidString.lowercased())  \(device.action.rawValue)  \(device.state)\(acked)\(device.late ? " (late)" : "")\(device.error.map { " — \($0)" } ?? "")")
+            let attempts = (device.attempts ?? 1) > 1 ? ", attempt \(device.attempts ?? 1)" : ""
+            print("  \(device.deviceID.uuidString.lowercased())  \(device.action.rawValue)  \(device.state)\(acked)\(attempts)\(device.late ? " (late)" : "")\(device.error.map { " — \($0)" } ?? "")")
+            // The lifecycle: issued, receipts (delivered, not now), answers, overdue, re-issues.
+            for step in device.history ?? [] {
+                let attempt = (step.attempt ?? 1) > 1 ? " (attempt \(step.attempt ?? 1))" : ""
+                print("      \(Timestamp.format(step.at))  \(step.state)\(attempt)\(step.error.map { " — \($0)" } ?? "")")
+            }
         }
     }
 }

@@ -41,6 +41,14 @@ extension AgentConfiguration {
             dataDirectory: dataDirectory, grantServiceURL: url, grantServiceKey: key, kafka: kafka,
             unlock: try Self.unlock(&reader))
         self.tls = tls
+        if let text = reader.optionalString("RESCIND_AGENT_AUDIT_SERVICE_KEY") {
+            auditServiceKey = try Self.parseKey(Array(text.utf8), variable: "RESCIND_AGENT_AUDIT_SERVICE_KEY")
+        } else if let path = reader.optionalString("RESCIND_AGENT_AUDIT_SERVICE_KEY_FILE") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(variable: "RESCIND_AGENT_AUDIT_SERVICE_KEY_FILE", problem: "file cannot be read")
+            }
+            auditServiceKey = try Self.parseKey([UInt8](data), variable: "RESCIND_AGENT_AUDIT_SERVICE_KEY_FILE")
+        }
         selfHealInterval = try reader.seconds("RESCIND_AGENT_SELF_HEAL_SECONDS", default: selfHealInterval)
         retryInterval = try reader.seconds("RESCIND_AGENT_RETRY_SECONDS", default: retryInterval)
         keyDerivation.opsLimit = UInt64(try reader.int("RESCIND_AGENT_ARGON2_OPSLIMIT", default: 3, range: 1...32))

@@ -71,6 +71,10 @@ public struct AgentConfiguration: Sendable {
     /// The only key device commands are accepted from (pinned, never fetched at run time).
     /// `RESCIND_AGENT_GRANT_SERVICE_KEY` (base64) or `RESCIND_AGENT_GRANT_SERVICE_KEY_FILE`.
     public var grantServiceKey: Ed25519.PublicKey
+    /// The audit service's Ed25519 public key, pinned: command re-issues must verify with it
+    /// (`CommandReissue`); without it they are refused. `RESCIND_AGENT_AUDIT_SERVICE_KEY`
+    /// (base64) or `RESCIND_AGENT_AUDIT_SERVICE_KEY_FILE`.
+    public var auditServiceKey: Ed25519.PublicKey?
     public var kafka: Kafka
     public var unlock: Unlock
     /// Start without reading any secret (`RESCIND_AGENT_START_LOCKED=true` or `run --locked`):

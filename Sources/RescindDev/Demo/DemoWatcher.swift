@@ -40,12 +40,17 @@ struct DemoWatcher: Sendable {
     }
 
     private func show(ack value: Data) {
-        guard let ack = try? SignedMessage<DeviceAck>.decode(value, schema: DeviceAck.schema).payload else { return }
+        guard let ack = try? SignedMessage<DeviceAck>.decode(value, schema: DeviceAck.schema).payload,
+            ack.outcome != .delivered  // a receipt on the way to the answer: not worth a line
+        else { return }
         let what = ack.action == .secureDeletion ? "erased" : "rotated to FMK v\(ack.fmkVersion)"
         let outcome = switch ack.outcome {
         case .applied: "\(what): \(ack.recordsProcessed) records in \(ack.durationMs) ms"
         case .alreadyApplied: "already applied (v\(ack.fmkVersion))"
         case .failed: "FAILED: \(ack.error ?? "unknown error")"
+        case .healed: "healed (v\(ack.fmkVersion))"
+        case .delivered: "delivered"
+        case .notNow: "not now (locked)"
         }
         timeline.log(timeline.nameOf(ack.deviceID), "ack \(ack.action.rawValue) → \(outcome)")
     }

@@ -1,7 +1,8 @@
 import DeviceAgent
 import Foundation
-import Synchronization
 import RescindClient
+import RescindProtocol
+import Synchronization
 
 /// The faulting implementations behind the agent's injection point (`AgentFaults`): each
 /// makes the agent fail at one chosen point as a crash there would, so that tests can show
@@ -28,6 +29,17 @@ package enum AgentFaultPlans {
     package static func acksNeverPublished() -> AgentFaults {
         var faults = AgentFaults()
         faults.publishAcks = false
+        return faults
+    }
+
+    /// Fails the first attempt at each revocation's command (a `failed` ack), and carries out
+    /// the next (a re-issue).
+    package static func failFirstAttempt(_ faults: AgentFaults = AgentFaults()) -> AgentFaults {
+        var faults = faults
+        let seen = Mutex<Set<UUID>>([])
+        faults.failCommand = { command in
+            seen.withLock { $0.insert(command.eventID).inserted } ? "injected failure of the first attempt" : nil
+        }
         return faults
     }
 

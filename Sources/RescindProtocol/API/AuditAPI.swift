@@ -214,19 +214,51 @@ public struct ChainVerificationReport: Codable, Sendable, Equatable {
 
 /// A revocation as the audit service tracks it: who must still act, and how each device answered.
 public struct RevocationStatus: Codable, Sendable, Equatable {
+    /// One step of a device's command lifecycle.
+    public struct Step: Codable, Sendable, Equatable {
+        /// `issued`, `delivered`, `not_now`, `applied`, `already_applied`, `healed`, `failed`,
+        /// `overdue`, `reissued` or `expired`.
+        public var state: String
+        public var at: Date
+        /// The command the step concerns (a re-issue has its own id).
+        public var commandID: UUID?
+        /// 1 for the grant service's command, then one more per re-issue.
+        public var attempt: Int?
+        public var error: String?
+
+        public init(state: String, at: Date, commandID: UUID? = nil, attempt: Int? = nil, error: String? = nil) {
+            self.state = state
+            self.at = at
+            self.commandID = commandID
+            self.attempt = attempt
+            self.error = error
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case state, at, commandID = "command_id", attempt, error
+        }
+    }
+
     public struct Device: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
         public var action: DeviceAction
-        /// `pending`, `applied`, `already_applied`, `failed` or `overdue`.
+        /// Where the device's command stands (`DeviceAckState` in the audit service):
+        /// `pending` (issued, nothing heard yet), `delivered`, `not_now`, `reissued`, `overdue`
+        /// (the deadline passed with no answer), then `applied`, `already_applied`, `healed`
+        /// (done), `failed` or `expired` (attempts exhausted).
         public var state: String
         public var ackedAt: Date?
         public var late: Bool
         public var error: String?
+        /// Commands sent to the device for this revocation so far (1 + re-issues).
+        public var attempts: Int?
+        /// The lifecycle, oldest first: issued, every receipt and answer, overdue, re-issues.
+        public var history: [Step]?
 
         public init(
             deviceID: UUID, userID: UUID, action: DeviceAction, state: String, ackedAt: Date?, late: Bool,
-            error: String?
+            error: String?, attempts: Int? = nil, history: [Step]? = nil
         ) {
             self.deviceID = deviceID
             self.userID = userID
@@ -235,10 +267,12 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
             self.ackedAt = ackedAt
             self.late = late
             self.error = error
+            self.attempts = attempts
+            self.history = history
         }
 
         enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late, error
+            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late, error, attempts, history
         }
     }
 
@@ -285,13 +319,16 @@ public struct RevocationStatusList: Codable, Sendable, Equatable {
     public var revocations: [RevocationStatus]
     /// The event-stream position this snapshot reflects: open the stream after it.
     public var streamPosition: Int64
+    /// How many expected devices of the listed revocations are in each lifecycle state.
+    public var deviceStates: [String: Int]?
 
-    public init(revocations: [RevocationStatus], streamPosition: Int64) {
+    public init(revocations: [RevocationStatus], streamPosition: Int64, deviceStates: [String: Int]? = nil) {
         self.revocations = revocations
         self.streamPosition = streamPosition
+        self.deviceStates = deviceStates
     }
 
     enum CodingKeys: String, CodingKey {
-        case revocations, streamPosition = "stream_position"
+        case revocations, streamPosition = "stream_position", deviceStates = "device_states"
     }
 }

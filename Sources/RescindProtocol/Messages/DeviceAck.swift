@@ -11,6 +11,22 @@ public struct DeviceAck: Codable, Sendable, Equatable {
         case alreadyApplied = "already_applied"
         /// The device could not comply; `error` says why.
         case failed
+        /// Not an answer yet: the command is stored in the device's inbox (its signed receipt).
+        case delivered
+        /// Not an answer yet: the device is locked and holds the command sealed until the unlock.
+        case notNow = "not_now"
+        /// The device had already moved past this revocation by healing (comparing versions with
+        /// the grant service) before the command reached it; as final as `already_applied`.
+        case healed
+
+        /// Whether this outcome answers the command (`applied`, `already_applied`, `healed`,
+        /// `failed`); `delivered` and `not_now` are receipts on the way to one.
+        public var isFinal: Bool {
+            switch self {
+            case .applied, .alreadyApplied, .failed, .healed: true
+            case .delivered, .notNow: false
+            }
+        }
     }
 
     public var ackID: UUID
@@ -25,11 +41,15 @@ public struct DeviceAck: Codable, Sendable, Equatable {
     public var durationMs: Int
     public var error: String?
     public var ackedAt: Date
+    /// Set when `commandID` is a re-issue: the grant service's command it carried.
+    public var originalCommandID: UUID?
+    /// Set when `commandID` is a re-issue: its attempt number (the original is attempt 1).
+    public var attempt: Int?
 
     public init(
         ackID: UUID, commandID: UUID, eventID: UUID, deviceID: UUID, action: DeviceAction,
         outcome: Outcome, recordsProcessed: Int, fmkVersion: Int, durationMs: Int,
-        error: String?, ackedAt: Date
+        error: String?, ackedAt: Date, originalCommandID: UUID? = nil, attempt: Int? = nil
     ) {
         self.ackID = ackID
         self.commandID = commandID
@@ -42,11 +62,14 @@ public struct DeviceAck: Codable, Sendable, Equatable {
         self.durationMs = durationMs
         self.error = error
         self.ackedAt = ackedAt
+        self.originalCommandID = originalCommandID
+        self.attempt = attempt
     }
 
     enum CodingKeys: String, CodingKey {
         case ackID = "ack_id", commandID = "command_id", eventID = "event_id", deviceID = "device_id"
         case action = "type", outcome, recordsProcessed = "records_processed"
         case fmkVersion = "fmk_version", durationMs = "duration_ms", error, ackedAt = "acked_at"
+        case originalCommandID = "original_command_id", attempt
     }
 }

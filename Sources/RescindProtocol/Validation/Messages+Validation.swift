@@ -55,6 +55,7 @@ extension DeviceAck: BoundaryValidated {
         try check.integer(durationMs, "duration_ms", in: 0...MessageLimits.maxInteger)
         try check.text(error, "error", maxLength: MessageLimits.errorLength)
         try check.timestamp(ackedAt, "acked_at")
+        if let attempt { try check.integer(attempt, "attempt", in: 1...MessageLimits.maxInteger) }
     }
 }
 

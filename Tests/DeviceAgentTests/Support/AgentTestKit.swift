@@ -48,10 +48,12 @@ enum AgentTestKit {
 
         func open(
             faults: AgentFaults = AgentFaults(), topicPrefix: String? = nil,
-            reporter: (any KeyChainViolationReporting)? = nil
+            reporter: (any KeyChainViolationReporting)? = nil,
+            configure: (inout AgentConfiguration) -> Void = { _ in }
         ) async throws -> DeviceAgent {
             var configuration = configuration
             if let topicPrefix { configuration.kafka.topicPrefix = topicPrefix }
+            configure(&configuration)
             return try await DeviceAgent(
                 configuration: configuration, logger: AgentTestKit.logger, faults: faults, violationReporter: reporter)
         }

@@ -17,14 +17,23 @@ struct RevocationScenario {
     let revoked: AgentTestKit.Device
 
     /// Runs `body` with a fresh scenario on a fresh grant service (`GrantServiceHarness.with`)
-    /// and always removes both devices' data.
+    /// and always removes both devices' data. With `interactiveRegistrations`, the devices the
+    /// three users registered with are interactive (no agent runs on them), so the revocation
+    /// expects only the two agents and can complete.
     static func with<Result>(
-        records: [String], _ body: (GrantServiceHarness, RevocationScenario) async throws -> Result
+        interactiveRegistrations: Bool = false, records: [String],
+        _ body: (GrantServiceHarness, RevocationScenario) async throws -> Result
     ) async throws -> Result {
         try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let keptUser = try await service.user("Adult B")
-            let revokedUser = try await service.user("Adult C")
+            func user(_ name: String) async throws -> UserSession {
+                guard interactiveRegistrations else { return try await service.user(name) }
+                return try await UserSession.register(
+                    keys: .generate(), displayName: name, deviceName: "\(name)'s CLI", deviceRole: .interactive,
+                    baseURL: service.baseURL, tls: service.clientTLS)
+            }
+            let owner = try await user("Adult A")
+            let keptUser = try await user("Adult B")
+            let revokedUser = try await user("Adult C")
             let member = try await AgentTestKit.familyMember(ownedBy: owner, records: records)
             try await owner.grant(member.id, to: keptUser.keys.userID)
             try await owner.grant(member.id, to: revokedUser.keys.userID)

@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import RescindCrypto
+import RescindKafka
+import RescindObservability
+import RescindProtocol
+
+/// Re-issued commands (`CommandReissue`, signed by the audit service).
+///
+/// A re-issue carries no instruction: the agent verifies it with the pinned audit-service key
+/// (`AgentConfiguration.auditServiceKey`; without one, re-issues are refused), checks it is
+/// addressed to this device, and queues the grant service's command of that revocation that it
+/// already holds — verified with the grant-service key when it arrived — again under the
+/// re-issue id. Its ack names the re-issue id, the original command and the attempt. A device
+/// that does not hold the command fetches it at its next check-in; a locked device lets the
+/// re-issue pass (the audit service sends another after its backoff, and the sealed original
+/// runs at the unlock anyway).
+extension AgentEngine {
+    enum ReissueValidation: Equatable, Sendable {
+        case accepted(CommandReissue)
+        case rejected(CommandValidation.Rejection)
+    }
+
+    /// Whether a `device_commands` message announces itself as a re-issue (not yet trusted).
+    static func isReissue(_ value: Data?) -> Bool {
+        guard let value, let object = try? JSONSerialization.jsonObject(with: value) as? [String: Any] else { return false }
+        return object["schema"] as? String == CommandReissue.schema
+    }
+
+    /// Called under `mode` for a message keyed to this device whose schema is a re-issue's.
+    func receiveReissue(_ message: KafkaMessage) async throws -> Receipt {
+        let reissue: CommandReissue
+        switch Self.validateReissue(message.value, deviceID: deviceID, auditKey: configuration.auditServiceKey) {
+        case .rejected(let reason):
+            try await store.increment("rejected_\(reason.rawValue)")
+            metrics.rejected(reason)
+            logger.warning(
+                "rejected a command re-issue",
+                metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
+            return .rejected(reason)
+        case .accepted(let payload):
+            reissue = payload
+        }
+        var logger = logger
+        logger[metadataKey: LogKey.command] = "\(reissue.reissueID.text)"
+        guard keyRing.keys != nil else {
+            logger.info("command re-issue passed over while locked", metadata: [LogKey.attempt: "\(reissue.attempt)"])
+            return .ignored
+        }
+        switch try await store.enqueue(reissue) {
+        case .queued(let command):
+            logger.notice(
+                "command re-issued: carrying out the revocation's command again",
+                metadata: [
+                    LogKey.attempt: "\(reissue.attempt)", LogKey.action: "\(command.action.rawValue)",
+                    LogKey.familyMemberID: "\(command.familyMemberID.text)",
+                ])
+            metrics.received(command.action, locked: false)
+            commandsQueued.signal()
+            return .stored(commandID: reissue.reissueID)
+        case .duplicate:
+            return .stored(commandID: reissue.reissueID)
+        case .notHeld:
+            logger.notice("command re-issued for a revocation whose command this device does not hold; fetched at the next check-in")
+            return .ignored
+        }
+    }
+
+    /// Verifies a re-issue: the audit service's signature with the pinned key, its signer name,
+    /// this device as addressee, its limits.
+    static func validateReissue(
+        _ value: Data?, deviceID: UUID, auditKey: Ed25519.PublicKey?
+    ) -> ReissueValidation {
+        guard let value else { return .rejected(.malformed) }
+        guard let auditKey else { return .rejected(.unknownSigner) }
+        let message: SignedMessage<CommandReissue>
+        do {
+            message = try SignedMessage<CommandReissue>.verified(from: value, schema: CommandReissue.schema, key: auditKey)
+        } catch let error as MessageError {
+            return .rejected(CommandValidation.Rejection(rawValue: error.code) ?? .malformed)
+        } catch {
+            return .rejected(.malformed)
+        }
+        guard message.signer == CommandReissue.signer else { return .rejected(.unknownSigner) }
+        guard message.payload.deviceID == deviceID else { return .rejected(.misaddressed) }
+        return .accepted(message.payload)
+    }
+}

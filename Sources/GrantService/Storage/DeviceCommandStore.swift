@@ -1,0 +1,34 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+
+/// Every signed command each device was sent (`device_commands`, migration 0010), for the
+/// device to fetch what it missed at check-in. Only the device itself reads its commands.
+struct DeviceCommandStore: Sendable {
+    let pool: PostgresConnectionPool
+
+    /// Keeps the envelope of `command`, inside the caller's (the commit's) transaction.
+    static func keep(_ command: DeviceCommand, envelope: Data, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            INSERT INTO device_commands (command_id, device_id, event_id, envelope)
+            VALUES (\(command.commandID), \(command.deviceID), \(command.eventID), \(envelope))
+            """)
+    }
+
+    /// The device's commands after position `after`, oldest first.
+    func commands(of deviceID: UUID, after: Int64, limit: Int) async throws -> DeviceCommandList {
+        try await pool.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT seq, command_id, envelope FROM device_commands
+                WHERE device_id = \(deviceID) AND seq > \(after) ORDER BY seq LIMIT \(limit)
+                """)
+            return DeviceCommandList(
+                commands: try rows.map { row in
+                    let (seq, commandID, envelope) = try row.decode(Int64.self, UUID.self, Data.self)
+                    return DeviceCommandList.Entry(seq: seq, commandID: commandID, envelope: envelope)
+                })
+        }
+    }
+}

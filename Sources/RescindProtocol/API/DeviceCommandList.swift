@@ -1,0 +1,32 @@
+import Foundation
+
+/// The signed commands a device was sent, for the device itself to fetch what it missed
+/// (`GET /v1/devices/self/commands?after=…`): an agent offline for longer than the topic keeps
+/// messages still gets each command at its next check-in (the MDM model).
+public struct DeviceCommandList: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
+        /// The position to pass as `after` to get the entries after this one.
+        public var seq: Int64
+        public var commandID: UUID
+        /// The envelope exactly as published on `device_commands`, signed by the grant service:
+        /// the agent verifies it as it verifies one read from Kafka.
+        public var envelope: Data
+
+        public init(seq: Int64, commandID: UUID, envelope: Data) {
+            self.seq = seq
+            self.commandID = commandID
+            self.envelope = envelope
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case seq, commandID = "command_id", envelope
+        }
+    }
+
+    /// Oldest first, at most `limit`.
+    public var commands: [Entry]
+
+    public init(commands: [Entry]) {
+        self.commands = commands
+    }
+}
