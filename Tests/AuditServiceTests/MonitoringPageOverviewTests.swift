@@ -66,6 +66,8 @@ extension MonitoringPageTests {
             }
             #expect(Self.decode([String: Int].self, counts) == [
                 "pending": 1, "applied": 3, "already_applied": 1, "failed": 0, "overdue": 1,
+                // The lifecycle's other states, listed at zero.
+                "delivered": 0, "not_now": 0, "healed": 0, "reissued": 0, "expired": 0,
             ])
             #expect(try await browser.evaluate(
                 "document.querySelector('#state-counts li[data-state=\"overdue\"]').classList.contains('attention')") as? Bool == true)
@@ -124,6 +126,7 @@ extension MonitoringPageTests {
             }
             #expect(Self.decode([String: Int].self, noahCounts) == [
                 "pending": 1, "applied": 0, "already_applied": 0, "failed": 0, "overdue": 0,
+                "delivered": 0, "not_now": 0, "healed": 0, "reissued": 0, "expired": 0,
             ])
             _ = try await browser.waitFor("document.querySelectorAll('#plot svg text.empty').length", as: Int.self) { $0 == 1 }
             #expect(try await browser.evaluate("document.getElementById('family-filter').value") as? String

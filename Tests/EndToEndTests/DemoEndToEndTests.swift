@@ -50,6 +50,11 @@ import Testing
             // Back online, it heals by version check and then answers the commands it missed (fetched
             // from the grant service at check-in) `healed`, whether or not Kafka still had them.
             "Adult A's iPad: healed (late)",
+            // A compromised grant service forges C's wrapped key: C's client refuses it against A's
+            // signed key statement, and the audit service announces C's report.
+            "refused the key history of family member",
+            "refused a key history: wrapped_key_mismatch",
+            "Adult C's client reads Emma again: 120 records",
         ]
         for expected in expectations {
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")

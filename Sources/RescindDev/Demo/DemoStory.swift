@@ -252,6 +252,10 @@ struct DemoStory: Sendable {
             statuses.append(try await waitForCompletion(event, timeout: .seconds(90)))
         }
 
+        // 8. A compromised grant service
+        timeline.section("8. A compromised grant service hands Adult C a key Adult A never issued")
+        try await forgeKey(for: adultC, of: emma)
+
         // Summary
         timeline.section("Summary")
         for status in statuses {
@@ -410,6 +414,51 @@ struct DemoStory: Sendable {
     /// for brokers such as Tansu) reaches every process the demo starts.
     static var libraryPath: [String: String] {
         ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ["LD_LIBRARY_PATH": $0] } ?? [:]
+    }
+
+    /// Plays a grant service whose database an attacker writes to: C's wrapped FMK of `familyMember`
+    /// is replaced by one for a key the attacker knows (wrapped to C's real key, so it unwraps). C's
+    /// client checks it against Adult A's signed key statement, refuses it, keeps what it had and
+    /// reports it; the audit service announces the report (the watcher shows it). The forged row is
+    /// put back afterwards, so the stack stays usable.
+    func forgeKey(for victim: UserSession, of familyMember: UUID) async throws {
+        let pool = PostgresConnectionPool(
+            configuration: try PostgresConfiguration(url: databaseURL), size: 1, logger: Logger(label: "rescind.demo"))
+        let reporting = victim.reporting(
+            to: AuditServiceViolationReporter(audit: AuditServiceClient(baseURL: auditURL, grantService: victim.client, tls: clientTLS)))
+        let served = try await victim.client.wrappedKey(familyMember)
+        let attacker = X25519.PrivateKey()
+        let forged = try FMKWrapping.wrap(
+            SecretKey(), familyMemberID: familyMember, version: UInt32(served.fmkVersion), granter: attacker,
+            grantee: try X25519.PublicKey(rawRepresentation: [UInt8](victim.keys.agreementKey.publicKey.rawRepresentation)))
+        func setWrapped(_ wrapped: Data, granterKey: Data?) async throws {
+            try await pool.withConnection { connection in
+                try await connection.execute(
+                    """
+                    UPDATE \(identifier: grantSchema).access_grants
+                    SET wrapped_fmk = \(wrapped), granter_agreement_public_key = \(granterKey)
+                    WHERE family_member_id = \(familyMember) AND grantee_user_id = \(victim.keys.userID) AND revoked_at IS NULL
+                    """)
+            }
+        }
+        do {
+            try await setWrapped(Data(forged), granterKey: Data(attacker.publicKey.rawRepresentation))
+            timeline.log("attacker", "replaced Adult C's wrapped FMK in the grant service's database with one for a key it knows")
+            do {
+                _ = try await reporting.currentFMK(familyMember)
+                timeline.log("Adult C", "UNEXPECTED: accepted a key Adult A never issued")
+            } catch {
+                timeline.log("Adult C", "\(error)")
+            }
+        } catch {
+            try? await setWrapped(served.wrappedFMK, granterKey: served.granterAgreementPublicKey)
+            await pool.close()
+            throw error
+        }
+        try await setWrapped(served.wrappedFMK, granterKey: served.granterAgreementPublicKey)
+        await pool.close()
+        try await Task.sleep(for: .seconds(2))  // the report's notification reaches the timeline
+        timeline.log("attacker", "put the original row back; Adult C's client reads Emma again: \(try await reporting.readRecords(familyMember).count) records")
     }
 
     /// Each run starts from empty schemas (the services migrate them at start).
