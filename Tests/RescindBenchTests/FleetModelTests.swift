@@ -111,3 +111,24 @@ import Testing
         #expect(results.last!.pipelineP99 > 2 * results.first!.pipelineP99)
     }
 }
+
+/// `rescind-bench --sections fleet`'s options: every input by name, bad values refused.
+@Suite struct FleetOptionsTests {
+    @Test func fleetOptionsSetTheirInputsAndRefuseNonsense() throws {
+        let options = try BenchOptions(arguments: [
+            "--sections", "fleet", "--json", "--fleet-devices", "10,20", "--fleet-records", "42",
+            "--fleet-online-probability", "0.9", "--fleet-seed", "7",
+        ])
+        #expect(options.sections == [.fleet] && options.json && options.fleetDevices == [10, 20])
+        #expect(options.fleet.recordsPerRevocation == 42 && options.fleet.onlineProbability == 0.9 && options.fleet.seed == 7)
+        #expect(options.fleetExplicit == ["records", "online-probability", "seed"])
+        #expect(!BenchOptions.Section.fleet.needsStack && !BenchOptions.Section.crypto.needsStack && BenchOptions.Section.fanout.needsStack)
+        #expect(throws: BenchError.self) { try BenchOptions(arguments: ["--fleet-no-such-input", "1"]) }
+        #expect(throws: BenchError.self) { try BenchOptions(arguments: ["--fleet-records", "-3"]) }
+        #expect(throws: BenchError.self) { try BenchOptions(arguments: ["--fleet-seed", "x"]) }
+        #expect(throws: BenchError.self) { try BenchOptions(arguments: ["--fleet-partition-target-per-second", "0"]) }
+        #expect(try BenchOptions(arguments: ["--fleet-push-seconds", "0"]).fleet.pushSeconds == 0)
+        // Every input has its option, and `--json` lists each one under its name.
+        #expect(Set(FleetOptions.values(of: FleetInputs()).keys).count == FleetOptions.inputs.count + 3)
+    }
+}

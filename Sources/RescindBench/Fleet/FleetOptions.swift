@@ -37,6 +37,12 @@ enum FleetOptions {
         ]
     }
 
+    /// Inputs the model divides by (or draws a rate from): they must be positive.
+    static let divisors: Set<String> = [
+        "revocations-per-day", "peak-hour-factor", "relay-events-per-second", "partition-target-per-second",
+        "devices-per-assigned-partition", "relay-utilization-cap", "fetch-wait-seconds", "check-in-interval-seconds",
+    ]
+
     static var usage: String {
         "fleet (no stack needed): [--fleet-devices 100000,1000000] [--fleet-revocations N] [--fleet-seed N] [--fleet-relay-replicas N] [--json]\n"
             + "    " + inputs.map { "[--fleet-\($0.name) X]" }.joined(separator: " ")
@@ -56,8 +62,9 @@ enum FleetOptions {
             inputs.relayReplicas = count
         default:
             guard let entry = Self.inputs.first(where: { $0.name == name }) else { return false }
-            guard let number = Double(value), number.isFinite, number >= 0 else {
-                throw BenchError("--fleet-\(name) needs a number ≥ 0")
+            let positive = divisors.contains(name)
+            guard let number = Double(value), number.isFinite, positive ? number > 0 : number >= 0 else {
+                throw BenchError("--fleet-\(name) needs a number \(positive ? "> 0" : "≥ 0")")
             }
             inputs[keyPath: entry.keyPath] = number
         }
