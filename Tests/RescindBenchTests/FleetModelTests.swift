@@ -132,3 +132,16 @@ import Testing
         #expect(Set(FleetOptions.values(of: FleetInputs()).keys).count == FleetOptions.inputs.count + 3)
     }
 }
+
+/// The envelope sizes the fleet section measures by encoding real signed messages.
+@Suite struct FleetMessageSizeTests {
+    @Test func envelopesAreMeasuredAndTheEventGrowsWithItsDevices() throws {
+        let six = try FleetBench.measureSizes(devicesPerRevocation: 6)
+        let twelve = try FleetBench.measureSizes(devicesPerRevocation: 12)
+        let command = try #require(six["command-bytes"])
+        // The outbox section's rows are signed commands of 470 B.
+        #expect((400...600).contains(command), "\(command)")
+        #expect(six["ack-bytes"]! > 0 && six["ack-bytes"] == twelve["ack-bytes"])
+        #expect(twelve["event-bytes"]! > six["event-bytes"]! && twelve["notification-bytes"]! > six["notification-bytes"]!)
+    }
+}
