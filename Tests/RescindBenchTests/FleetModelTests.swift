@@ -45,13 +45,13 @@ import Testing
         #expect(result.partitionsForRate == 4 && result.partitionsForAssignedReading == 4)
         // 2/s × (1 event + 2 commands) = 6 events/s; a replica counts for 10 × 0.5 = 5/s: 2 replicas at 0.3.
         #expect(result.relayReplicas == 2 && abs(result.relayUtilization - 0.3) < 1e-12)
-        // Grant 1 + 10 + 10 + 11 + 2 + 1 + 1 + 1 + 3 × 3 + 2 = 48, audit 1 + 2 + 4 + 2 + 2 = 11.
-        #expect(result.postgresRowsPerRevocation == 59 && result.postgresRowsPerSecondPeak == 118)
+        // Grant 1 + 10 + 10 + 11 + 2 + 1 + 1 + 1 + 1 + 3 × 3 + 2 + 2 = 51, audit 1 + 2 + 4 + 2 + 2 = 11.
+        #expect(result.postgresRowsPerRevocation == 62 && result.postgresRowsPerSecondPeak == 124)
         // 2/s × (2 × 10 × 100 B of records + 6 messages × 250 B).
         #expect(result.postgresBytesWrittenPerSecondPeak == 7_000)
         #expect(abs(result.postgresBusySecondsPerSecondPeak - 0.02) < 1e-12)
-        // 86,400 revocations × (4 + 2 × 2) rows × 250 B.
-        #expect(result.postgresRetainedBytesPerDay == 172_800_000)
+        // 86,400 revocations × ((5 + 3 × 2) rows × 250 B + 2 kept command envelopes × 100 B).
+        #expect(result.postgresRetainedBytesPerDay == 254_880_000)
         // 86,400 × (200 + 2 × (100 + 50) + 300) B × 1 day × 2 copies.
         #expect(result.kafkaStoredBytes == 138_240_000)
         // Today every online device (5) receives every command (4/s) and long-polls twice a second;

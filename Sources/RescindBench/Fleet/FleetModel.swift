@@ -122,17 +122,19 @@ enum FleetModel {
         let users = inputs.usersPerFamilyMember
         // Grant service: the staging row; R staged records (COPY); R records swapped (UPDATE);
         // R staged rows and the staging row deleted; every grant touched (the revoked one ended,
-        // the others re-wrapped); the family member; the revocation event; the exposure; outbox
-        // rows (1 event + D commands) inserted, marked sent and deleted a day later; and each
-        // rotating agent's download upserting its device_sync_state row.
-        let grant = 1 + records + records + (records + 1) + users + 1 + 1 + 1 + 3 * (1 + devices) + devices
+        // the others re-wrapped); the family member; the owner's key statement; the revocation
+        // event; the exposure; outbox rows (1 event + D commands) inserted, marked sent and
+        // deleted a day later; D `device_commands` rows (kept for check-in); and each rotating
+        // agent's download upserting its device_sync_state row.
+        let grant = 1 + records + records + (records + 1) + users + 1 + 1 + 1 + 1 + 3 * (1 + devices) + devices + devices
         // Audit service: the revocation row, one expected-device row each, each ack stored and
         // its device row updated, the audit-log entry and its chain head, the completion notice
         // (notification outbox inserted, then marked sent).
         let audit = 1 + devices + 2 * devices + 2 + 2
-        // Kept: revocation event, exposure, the audit revocation row, its device rows, the acks,
-        // the log entry (records are rewritten in place: churn, not growth).
-        let retained = 4 + 2 * devices
+        // Kept: key statement, revocation event, exposure, the audit revocation row, the log
+        // entry, and per device its command, expected-device row and ack (records are rewritten
+        // in place: churn, not growth).
+        let retained = 5 + 3 * devices
         return (grant + audit, retained)
     }
 
@@ -199,7 +201,8 @@ enum FleetModel {
             postgresRowsPerRevocation: rows.written, postgresRowsPerSecondPeak: rows.written * peak,
             postgresBytesWrittenPerSecondPeak: peak * (recordBytesPerRevocation + messagesPerRevocation * inputs.averageRowBytes),
             postgresBusySecondsPerSecondPeak: peak * inputs.recordsPerRevocation * inputs.apiSecondsPerRecord,
-            postgresRetainedBytesPerDay: inputs.revocationsPerDay * rows.retained * inputs.averageRowBytes,
+            // Each kept `device_commands` row also holds its signed envelope.
+            postgresRetainedBytesPerDay: inputs.revocationsPerDay * (rows.retained * inputs.averageRowBytes + commands * inputs.commandBytes),
             kafkaStoredBytes: inputs.revocationsPerDay * bytesPerRevocationOnKafka * inputs.kafkaRetentionDays * inputs.kafkaReplication,
             simulation: FleetSimulation.run(simulationInputs, partitions: partitionsForRate, devices: devices))
     }
