@@ -44,6 +44,7 @@ struct RescindBenchCommand {
     /// the section it was in, and still stops the stack. - Returns: how many sections failed.
     static func run(_ options: BenchOptions, logger: Logger) async throws -> Int {
         let report = BenchReport()
+        BenchReport.logToStandardError.withLock { $0 = options.json }
         let started = Date()
         let header = [
             "rescind-bench \(CommandLine.arguments.dropFirst().joined(separator: " "))",
@@ -57,7 +58,12 @@ struct RescindBenchCommand {
         if options.sections.contains(.crypto) {
             try await CryptoBench.run(options: options, report: report)
         }
-        let needsStack = options.sections.contains { $0 != .crypto }
+        var fleetJSON: String?
+        if options.sections.contains(.fleet) {
+            let fleet = try FleetBench.run(options: options, report: report)
+            if options.json { fleetJSON = try FleetBench.json(fleet.results, inputs: fleet.inputs) }
+        }
+        let needsStack = options.sections.contains(where: \.needsStack)
         var failures = 0
         if needsStack {
             let stack = try await BenchStack.start(options: options, logger: logger)
@@ -91,6 +97,7 @@ struct RescindBenchCommand {
         BenchReport.log("\nload average at end: \(MachineInfo.load); took \(Format.duration(elapsed))")
         BenchReport.log("\n" + (header.map { "    " + $0 }).joined(separator: "\n") + "\n")
         BenchReport.log(report.markdown)
+        if let fleetJSON { FileHandle.standardOutput.write(Data((fleetJSON + "\n").utf8)) }
         return failures
     }
 }

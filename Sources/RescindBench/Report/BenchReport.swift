@@ -19,10 +19,14 @@ final class BenchReport: Sendable {
 
     private let sections = Locked<[Section]>([])
 
+    /// `--json`: raw output and the table go to standard error, standard output carries the JSON only.
+    static let logToStandardError = Locked(false)
+
     /// Prints one line of raw output immediately.
     static func log(_ line: String) {
         // Unbuffered, so that raw output piped through `tee` appears as it is measured.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let handle = logToStandardError.current ? FileHandle.standardError : FileHandle.standardOutput
+        handle.write(Data((line + "\n").utf8))
     }
 
     func begin(_ title: String) {

@@ -5,7 +5,10 @@ import RescindDevKit
 /// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
 struct BenchOptions: Sendable {
     enum Section: String, CaseIterable, Sendable {
-        case crypto, commit, fanout, throughput, memory, keyhistory
+        case crypto, commit, fanout, throughput, memory, keyhistory, fleet
+
+        /// Sections that start no services.
+        var needsStack: Bool { self != .crypto && self != .fleet }
     }
 
     var sections: [Section] = Section.allCases
@@ -37,15 +40,22 @@ struct BenchOptions: Sendable {
     var kafkaBootstrapServers: String?
     /// What the report calls the broker.
     var brokerName: String { kafkaBootstrapServers.map { "external broker \($0)" } ?? "development broker (librdkafka mock cluster)" }
+    /// The fleet model's inputs (`--fleet-…`), the fleet sizes, and the inputs given explicitly.
+    var fleet = FleetInputs()
+    var fleetDevices = [100_000, 1_000_000]
+    var fleetExplicit: Set<String> = []
+    /// `--json`: the fleet section's figures as JSON on standard output, after the table.
+    var json = false
     var databaseURL = TestDatabases.url
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """
-        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory] [--runs N]
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
+        \(FleetOptions.usage)
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
         """
@@ -94,7 +104,15 @@ struct BenchOptions: Sendable {
             case "--outbox-batch": outboxBatch = try integer(argument)
             case "--agent-memory-records": agentMemoryRecords = try integer(argument)
             case "--kafka-bootstrap-servers": kafkaBootstrapServers = try value(argument)
+            case "--fleet-devices": fleetDevices = try integers(argument)
+            case "--json": json = true
             case "--help", "-h": throw BenchError(Self.usage)
+            case let option where option.hasPrefix("--fleet-"):
+                let name = String(option.dropFirst("--fleet-".count))
+                guard try FleetOptions.apply(name: name, value: try value(argument), to: &fleet) else {
+                    throw BenchError("unknown option \(argument)\n\(Self.usage)")
+                }
+                fleetExplicit.insert(name)
             default: throw BenchError("unknown option \(argument)\n\(Self.usage)")
             }
         }
@@ -105,6 +123,6 @@ struct BenchOptions: Sendable {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
-            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) broker=\(kafkaBootstrapServers ?? "development")"
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
 }
