@@ -84,6 +84,8 @@ struct DemoStory: Sendable {
                 "RESCIND_AUDIT_OPERATOR_TOKEN_FILE": operatorTokenFile.path,
                 "RESCIND_AUDIT_TLS_CERT_FILE": tls.certificateFile, "RESCIND_AUDIT_TLS_KEY_FILE": tls.keyFile,
                 "RESCIND_GRANT_SERVICE_PUBLIC_KEY": grantKey.publicKey,
+                // The CLI's key chain violation reports are authenticated with the grant service.
+                "RESCIND_GRANT_SERVICE_URL": grantURL.absoluteString, "RESCIND_CA_FILE": tls.caFile,
                 "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": String(ackDeadlineSeconds),
                 "RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS": "6000", "RESCIND_AUDIT_KAFKA_HEARTBEAT_MS": "1000",
                 "RESCIND_KAFKA_FETCH_WAIT_MS": String(kafkaFetchWaitMilliseconds),
