@@ -109,7 +109,15 @@ final class HeadlessChromium: Sendable {
         let deadline = ContinuousClock.now + timeout
         var last: Any?
         while ContinuousClock.now < deadline {
-            last = try await evaluate(expression)
+            // While the page loads or navigates (a filter form submitted), the expression can
+            // throw (no body yet, an element not drawn yet): that is "not yet", not a failure.
+            do {
+                last = try await evaluate(expression)
+            } catch Failure.protocolError(let message) where message.hasPrefix("page threw") {
+                last = message
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
             if let value = last as? T, condition(value) { return value }
             try await Task.sleep(for: .milliseconds(100))
         }
