@@ -22,10 +22,29 @@ source .stack/env
 echo "[test] building"
 swift build --build-tests
 
+# Runs `swift test` with a bound on its wall time, its output line-buffered and kept in
+# .stack/test-<label>.log. A run past its bound is stopped, and the tests it had started but not
+# finished are named: a hung test fails the run in minutes with its name, instead of holding CI
+# until its own limit kills everything without a word.
+run_tests() {
+    local label=$1 limit=$2
+    shift 2
+    local log=.stack/test-$label.log status
+    set +e
+    timeout --kill-after=30 "$limit" stdbuf -oL -eL swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    set -e
+    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+        echo "[test] the $label run passed its bound of $limit s and was stopped; started and never finished:"
+        scripts/unfinished-tests.sh "$log" | sed 's/^/[test]   /'
+    fi
+    return "$status"
+}
+
 echo "[test] running the tests, one at a time"
 # Integration tests each start real services (HTTP servers, Kafka clusters, agents):
 # run side by side on two cores they starve each other's timing, so they run serially.
-swift test --skip-build --no-parallel "$@"
+run_tests suite "${RESCIND_TEST_SUITE_LIMIT_SECONDS:-2700}" "$@"
 
 # The second broker: Tansu, an independent implementation of the Kafka protocol, with a current
 # librdkafka loaded at run time (scripts/tansu.sh). Nothing pre-creates a topic there: the
@@ -44,7 +63,7 @@ if [ "${RESCIND_TEST_TANSU:-1}" != 0 ]; then
         source .stack/tansu.env
         # The harnesses (grant and audit services, agents, the CLI) run on Tansu too.
         export RESCIND_TEST_KAFKA=external
-        swift test --skip-build --no-parallel \
+        run_tests tansu "${RESCIND_TEST_TANSU_LIMIT_SECONDS:-900}" \
             --filter 'EndToEndTests\.|DeviceAgentTests\.(ProcessTests|LockedProcessTests)|TopicProvisioningTests|roundTripOnExternalBroker'
     )
     echo "[test] the Tansu pass took $(( $(date +%s) - tansu_started )) s"
