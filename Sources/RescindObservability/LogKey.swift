@@ -33,6 +33,8 @@ public enum LogKey {
     public static let devices = "rescind.devices"
     /// How many grants (purged, …).
     public static let grants = "rescind.grants"
+    /// How many device commands (pruned past retention, …).
+    public static let commands = "rescind.commands"
     /// How many entries (of a sealed inbox, …).
     public static let entries = "rescind.entries"
     /// How many acks.

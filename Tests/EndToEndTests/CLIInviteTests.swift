@@ -37,6 +37,31 @@ extension CLITests {
             }
         }
 
+        /// Adversary: a crash. `rescind invite accept` died after the grant service stored the
+        /// acceptance and before `identity-pins.json` was written; the rerun must not end in 409
+        /// `invitation_used` with the inviter never pinned. Played with the state such a crash leaves
+        /// on disk: the acceptance stored (by a first run) and no pin file.
+        @Test(.timeLimit(.minutes(3)))
+        func aRerunAfterACrashBeforeThePinFilePinsTheInviterWithTheSameCode() async throws {
+            try await CLITestBed.with { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultC = try await bed.person("Adult C")
+                let created = try await adultA.ok(["invite", "create", "--days", "1", "--no-qr"])
+                let token = try #require(created.split(separator: "\n").first { $0.hasPrefix("rescind-invite:") }.map(String.init), "\(created)")
+                let id = try #require(created.firstMatch(of: /invitation ([0-9a-f-]{36})/).map { String($0.1) }, "\(created)")
+                let first = try await adultC.ok(["invite", "accept", token])
+                let code = try #require(first.firstMatch(of: /verification code ([0-9A-F-]{8})/).map { String($0.1) }, "\(first)")
+                let pinsFile = adultC.directory.appendingPathComponent("identity-pins.json")
+                try FileManager.default.removeItem(at: pinsFile)
+
+                let rerun = try await adultC.run(["invite", "accept", token])
+                #expect(rerun.status == 0 && rerun.stdout.contains("verification code \(code)"), "\(rerun)")
+                let pins = try String(decoding: Data(contentsOf: pinsFile), as: UTF8.self).lowercased()
+                #expect(pins.contains(adultA.userID) && pins.contains("\"invitation\""), "\(pins)")
+                #expect(try await adultA.ok(["invite", "complete", id]).contains("verification code \(code)"))
+            }
+        }
+
         /// A compromised grant service swaps a user's keys in its database: the granter who pinned
         /// them refuses to grant, and a code that was not compared does not pin the swapped keys.
         /// A rotation signed by the pinned key is followed.

@@ -56,8 +56,9 @@ import Testing
             _ = try await first.acceptInvitation(token, pins: &pins)
             let again = await #expect(throws: GrantServiceError.self) { _ = try await second.acceptInvitation(token, pins: &pins) }
             #expect(again?.status == 409 && again?.code == "invitation_used")
-            // The invitee sees no acceptance; only the inviter does.
+            // Someone else holding the id sees no acceptance; the inviter and the invitee do.
             #expect(try await second.client.invitation(token.invitationID).acceptance == nil)
+            #expect(try await first.client.invitation(token.invitationID).acceptance?.acceptance.inviteeUserID == first.keys.userID)
             #expect(try await owner.client.invitation(token.invitationID).acceptance?.acceptance.inviteeUserID == first.keys.userID)
 
             let own = await #expect(throws: InvitationError.self) {
@@ -76,6 +77,43 @@ import Testing
             }
             #expect(refused?.status == 422 && refused?.code == "invitation_expired")
             #expect(try await owner.client.invitation(short.invitationID).status == .expired)
+        }
+    }
+
+    /// Adversary: a crash. The invitee's client died after the service stored its acceptance and
+    /// before the pin was written (played by making the acceptance call alone). Rerunning the
+    /// acceptance takes the stored acceptance as its own — signed by its identity key and the
+    /// token's key — pins the inviter and shows the code the inviter sees, instead of a 409.
+    /// Someone else holding the token is still refused; the inviter it names is pinned all the same
+    /// (from the token, before the acceptance is sent), which is what makes the crash harmless.
+    @Test func aRerunAfterACrashThatLeftTheAcceptanceStoredPinsTheInviter() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A"), invitee = try await service.user("Adult C")
+            let other = try await service.user("Adult B")
+            let (token, _) = try await owner.createInvitation(lifetime: 2)
+            _ = try await invitee.client.acceptInvitation(token.invitationID, try Self.acceptance(of: token, by: invitee))
+            var inviteePins = try Self.pins()
+            #expect(inviteePins[owner.keys.userID] == nil)
+
+            // Past the expiry as well: an acceptance of one's own is done whenever it is found.
+            try await Task.sleep(for: .milliseconds(2100))
+            let (invitation, inviteeCode) = try await invitee.acceptInvitation(token, pins: &inviteePins)
+            let pinned = try #require(try IdentityPins(path: inviteePins.path)[owner.keys.userID])
+            #expect(pinned.identityPublicKey == Data(owner.keys.identityKey.publicKey.rawRepresentation))
+            #expect(pinned.agreementPublicKey == Data(owner.keys.agreementKey.publicKey.rawRepresentation))
+            #expect(pinned.source == .invitation)
+            var ownerPins = try Self.pins()
+            let (who, _, ownerCode) = try await owner.completeInvitation(invitation.invitationID, pins: &ownerPins)
+            #expect(who.userID == invitee.keys.userID && ownerCode == inviteeCode)
+
+            // A fresh invitation, used by the invitee: another user holding its token still gets the 409.
+            let (fresh, _) = try await owner.createInvitation()
+            var scratch = try Self.pins()
+            _ = try await invitee.acceptInvitation(fresh, pins: &scratch)
+            var otherPins = try Self.pins()
+            let used = await #expect(throws: GrantServiceError.self) { _ = try await other.acceptInvitation(fresh, pins: &otherPins) }
+            #expect(used?.status == 409 && used?.code == "invitation_used")
+            #expect(otherPins[owner.keys.userID]?.identityPublicKey == Data(owner.keys.identityKey.publicKey.rawRepresentation))
         }
     }
 

@@ -5,7 +5,8 @@ import RescindProtocol
 import RescindTestSupport
 import Testing
 
-/// The janitor: abandoned stagings expire, revoked grants are purged after retention.
+/// The janitor: abandoned stagings expire, revoked grants are purged after retention, the devices'
+/// kept commands are pruned after theirs.
 @Suite struct MaintenanceTests {
     @Test func abandonedStagingsExpire() async throws {
         let adjust: (inout GrantServiceConfiguration) -> Void = {
@@ -62,6 +63,50 @@ import Testing
             #expect(purge.targetUserID == c && purge.actorUserID == home.adultA.keys.userID && purge.familyMemberID == home.emma)
             #expect(purge.fmkVersion == 1)
             #expect(purge.details["policy"] == "retention")
+        }
+    }
+
+    @Test func theDeviceCommandRetentionIsNinetyDaysByDefaultAndAtLeastOne() throws {
+        #expect(GrantServiceConfiguration().lifetimes.deviceCommandRetention == .seconds(90 * 86_400))
+        let seven = try GrantServiceConfiguration(environment: ["RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS": "7"])
+        #expect(seven.lifetimes.deviceCommandRetention == .seconds(7 * 86_400))
+        // Zero would delete a command before a device offline for a minute could fetch it.
+        #expect(throws: (any Error).self) {
+            try GrantServiceConfiguration(environment: ["RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS": "0"])
+        }
+    }
+
+    /// `device_commands` no longer grows for ever: commands older than the retention (default 90
+    /// days) are deleted; younger ones stay fetchable by their device at check-in.
+    @Test func keptDeviceCommandsArePrunedAfterTheirRetention() async throws {
+        try await GrantServiceHarness.with({ $0.lifetimes.janitorInterval = .milliseconds(200) }) { service in
+            let home = try await Household.make(service, records: 1)
+            let c = home.adultC.keys.userID
+            let old = try await home.adultA.revoke(home.emma, user: c)
+            try await home.adultA.grant(home.emma, to: c)
+            let recent = try await home.adultA.revoke(home.emma, user: c)
+            let oldCount = try await service.count("SELECT count(*) FROM device_commands WHERE event_id = \(old.eventID)")
+            let recentCount = try await service.count("SELECT count(*) FROM device_commands WHERE event_id = \(recent.eventID)")
+            #expect(oldCount == 3 && recentCount == 3)
+
+            // One statement ages both revocations' commands: the sweep that removes the old ones saw the recent ones too.
+            try await service.withConnection { connection in
+                try await connection.execute(
+                    """
+                    UPDATE device_commands SET created_at = now() - CASE WHEN event_id = \(old.eventID)
+                        THEN interval '90 days 1 hour' ELSE interval '89 days' END
+                    """)
+            }
+            try await service.eventually("the janitor prunes the commands past retention") {
+                try await service.count("SELECT count(*) FROM device_commands WHERE event_id = \(old.eventID)") == 0
+            }
+            #expect(try await service.count("SELECT count(*) FROM device_commands WHERE event_id = \(recent.eventID)") == 3)
+            // What a device fetches at check-in is what is left: the recent command, still signed as published.
+            let fetched = try await home.adultB.client.deviceCommands(after: 0).commands
+            #expect(fetched.count == 1)
+            let command = try SignedMessage<DeviceCommand>.verified(
+                from: try #require(fetched.first).envelope, schema: DeviceCommand.schema, key: service.serviceKey)
+            #expect(command.payload.eventID == recent.eventID && command.payload.deviceID == home.adultB.deviceID)
         }
     }
 }

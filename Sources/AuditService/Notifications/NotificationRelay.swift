@@ -11,11 +11,10 @@ import ServiceLifecycle
 /// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
 /// safety net (`NotifiedDrainLoop`).
 ///
-/// As the grant service's outbox relay: a batch is claimed in one short statement
-/// (`FOR UPDATE SKIP LOCKED`, then a lease in `claimed_until`, so replicas share the work),
-/// published with no transaction open and no pool connection held, and marked sent in a
-/// second short statement; a broker outage holds no database resource hostage. Rows whose
-/// delivery failed are released at once; a crashed relay's claim expires after `claimLease`.
+/// As the grant service's outbox relay (`LeasedOutbox`): a batch is claimed under a lease
+/// (replicas share the work), published with no transaction open and no pool connection held,
+/// and marked sent; a broker outage holds no database resource hostage. Rows whose delivery
+/// failed are released at once; a crashed relay's claim expires after `claimLease`.
 struct NotificationRelay: Service {
     let pool: PostgresConnectionPool
     let database: PostgresConfiguration
@@ -42,52 +41,25 @@ struct NotificationRelay: Service {
 
     /// - Returns: how many rows were claimed.
     func publishBatch() async throws -> Int {
-        let leaseMilliseconds = Int64(claimLease.components.seconds) * 1000 + claimLease.components.attoseconds / 1_000_000_000_000_000
-        let rows = try await pool.withConnection { connection in
-            try await connection.query(
-                """
-                UPDATE notification_outbox SET claimed_until = now() + \(leaseMilliseconds) * interval '1 millisecond'
-                WHERE notification_id IN (
-                    SELECT notification_id FROM notification_outbox
-                    WHERE sent_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
-                    ORDER BY seq LIMIT \(batchSize) FOR UPDATE SKIP LOCKED)
-                RETURNING seq, notification_id, family_member_id, envelope, destination, message_key
-                """
-            ).map { try $0.decode(Int64.self, UUID.self, UUID?.self, Data.self, String?.self, UUID?.self) }
-        }.sorted { $0.0 < $1.0 }
-        guard !rows.isEmpty else { return 0 }
-        // No connection is held while the producer waits for the broker.
-        let results = await producer.send(
-            rows.map { _, _, familyMemberID, envelope, destination, messageKey in
-                KafkaProducerMessage(
-                    topic: destination == "device_commands" ? commandsTopic : topic,
-                    key: (messageKey ?? familyMemberID).map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
-            })
-        var delivered: [UUID] = []
-        var failed: [UUID] = []
-        for (row, result) in zip(rows, results) {
-            if case .success = result { delivered.append(row.1) } else { failed.append(row.1) }
+        let outbox = LeasedOutbox<UUID>(
+            pool: pool, table: "notification_outbox", idColumn: "notification_id", orderColumn: "seq", batchSize: batchSize,
+            claimLease: claimLease)
+        let batch = try await outbox.publishBatch(
+            returning: ["seq", "notification_id", "family_member_id", "envelope", "destination", "message_key"]
+        ) { row in
+            let (seq, id, familyMemberID, envelope, destination, messageKey) = try row.decode(
+                Int64.self, UUID.self, UUID?.self, Data.self, String?.self, UUID?.self)
+            let message = KafkaProducerMessage(
+                topic: destination == "device_commands" ? commandsTopic : topic,
+                key: (messageKey ?? familyMemberID).map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
+            return (seq, id, message)
+        } publish: { messages in
+            await producer.send(messages)
         }
-        try await pool.withConnection { connection in
-            if !delivered.isEmpty {
-                try await connection.execute(
-                    """
-                    UPDATE notification_outbox SET sent_at = now(), claimed_until = NULL
-                    WHERE notification_id = ANY(\(PostgresArray(delivered)))
-                    """)
-            }
-            if !failed.isEmpty {
-                try await connection.execute(
-                    """
-                    UPDATE notification_outbox SET claimed_until = NULL
-                    WHERE notification_id = ANY(\(PostgresArray(failed))) AND sent_at IS NULL
-                    """)
-            }
+        metrics.notificationsPublished.increment(by: Int64(batch.delivered))
+        if batch.failed > 0 {
+            throw AuditServiceError.notificationsUndelivered(batch.failed)
         }
-        metrics.notificationsPublished.increment(by: Int64(delivered.count))
-        if !failed.isEmpty {
-            throw AuditServiceError.notificationsUndelivered(failed.count)
-        }
-        return rows.count
+        return batch.claimed
     }
 }

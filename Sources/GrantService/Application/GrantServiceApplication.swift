@@ -67,7 +67,8 @@ public enum GrantServiceApplication {
                 logger: logger),
             Janitor(
                 pool: pool, families: families, outbox: outbox, interval: configuration.lifetimes.janitorInterval,
-                retention: configuration.lifetimes.revokedGrantRetention, logger: logger))
+                retention: configuration.lifetimes.revokedGrantRetention,
+                deviceCommandRetention: configuration.lifetimes.deviceCommandRetention, logger: logger))
         return app
     }
 

@@ -56,6 +56,11 @@ public struct GrantServiceConfiguration: Sendable {
         public var staging: Duration = .seconds(3600)
         /// Revoked grants are hard-deleted after; `RESCIND_GRANT_RETENTION_DAYS`.
         public var revokedGrantRetention: Duration = .seconds(30 * 86_400)
+        /// The signed commands kept for devices to fetch at check-in (`device_commands`) are
+        /// deleted after; `RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS` (at least 1). Far longer
+        /// than the audit service's re-issues (minutes to hours); a device offline for longer
+        /// still converges by its version check, but cannot answer those commands.
+        public var deviceCommandRetention: Duration = .seconds(90 * 86_400)
         /// How often expired state is cleaned up; `RESCIND_JANITOR_INTERVAL_SECONDS`.
         public var janitorInterval: Duration = .seconds(60)
     }
@@ -109,6 +114,8 @@ public struct GrantServiceConfiguration: Sendable {
         lifetimes.staging = try reader.seconds("RESCIND_STAGING_TTL_SECONDS", default: lifetimes.staging)
         lifetimes.revokedGrantRetention = .seconds(
             86_400 * (try reader.int("RESCIND_GRANT_RETENTION_DAYS", default: 30, range: 0...3650)))
+        lifetimes.deviceCommandRetention = .seconds(
+            86_400 * (try reader.int("RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS", default: 90, range: 1...3650)))
         lifetimes.janitorInterval = try reader.seconds("RESCIND_JANITOR_INTERVAL_SECONDS", default: lifetimes.janitorInterval)
         outbox.batchSize = try reader.int("RESCIND_OUTBOX_BATCH_SIZE", default: outbox.batchSize, range: 1...10_000)
         outbox.pollInterval = .milliseconds(

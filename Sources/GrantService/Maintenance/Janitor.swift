@@ -7,15 +7,18 @@ import RescindProtocol
 import ServiceLifecycle
 
 /// Periodic clean-up: abandoned revocation stagings, spent challenges and
-/// expired tokens, published outbox rows, and — the seeds' retention rule —
-/// revoked grants older than the retention period (each purge announced on
-/// `access_events` so the audit log records it).
+/// expired tokens, published outbox rows, the devices' kept commands older than
+/// `deviceCommandRetention`, and — the seeds' retention rule — revoked grants older
+/// than the retention period (each purge announced on `access_events` so the audit
+/// log records it).
 struct Janitor: Service {
     let pool: PostgresConnectionPool
     let families: FamilyMemberStore
     let outbox: OutboxWriter
     let interval: Duration
     let retention: Duration
+    /// How long a device's signed commands stay fetchable at check-in (`device_commands`).
+    let deviceCommandRetention: Duration
     let logger: Logger
 
     /// Sweeps every `interval` (`PeriodicService`).
@@ -31,8 +34,30 @@ struct Janitor: Service {
             try await connection.execute("DELETE FROM auth_tokens WHERE expires_at < now()")
             try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
         }
+        let pruned = try await pruneDeviceCommands()
+        if pruned > 0 { logger.info("pruned device commands past retention", metadata: [LogKey.commands: "\(pruned)"]) }
         let purged = try await purgeRevokedGrants()
         if purged > 0 { logger.info("purged revoked grants", metadata: [LogKey.grants: "\(purged)"]) }
+    }
+
+    /// Deletes the kept commands (`device_commands`) older than `deviceCommandRetention`.
+    ///
+    /// Younger ones are what a device can still need: one that missed a command on the topic
+    /// fetches it at check-in, and the audit service's re-issues (minutes to hours after the
+    /// commit) point back to it. A device offline for longer than the retention no longer finds
+    /// its old commands, and needs none of them to converge: its version check at start rotates
+    /// it to the current FMK or erases on 403; only its answers to those commands are missing.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    func pruneDeviceCommands() async throws -> Int {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                DELETE FROM device_commands WHERE created_at < now() - make_interval(secs => \(deviceCommandRetention.wholeSeconds))
+                RETURNING seq
+                """
+            ).count
+        }
     }
 
     /// Hard-deletes grants revoked longer than `retention` ago.

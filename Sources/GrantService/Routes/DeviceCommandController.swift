@@ -17,17 +17,8 @@ struct DeviceCommandController {
 
     @Sendable func list(_ request: Request, context: GrantRequestContext) async throws -> DeviceCommandList {
         let caller = try context.requireIdentity()
-        let query = request.uri.queryParameters
-        let after = try query.get("after").map { text -> Int64 in
-            guard let value = Int64(text), value >= 0 else { throw APIError.badRequest("after must be a non-negative integer") }
-            return value
-        } ?? 0
-        let limit = try query.get("limit").map { text -> Int in
-            guard let value = Int(text), (1...Self.maximumPageSize).contains(value) else {
-                throw APIError.badRequest("limit must be between 1 and \(Self.maximumPageSize)")
-            }
-            return value
-        } ?? Self.defaultPageSize
-        return try await commands.commands(of: caller.deviceID, after: after, limit: limit)
+        let page = try PageQuery(
+            request.uri.queryParameters, cursor: "after", defaultLimit: Self.defaultPageSize, maximumLimit: Self.maximumPageSize)
+        return try await commands.commands(of: caller.deviceID, after: page.cursor, limit: page.limit)
     }
 }

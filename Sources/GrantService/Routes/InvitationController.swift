@@ -5,7 +5,7 @@ import RescindServiceSupport
 
 /// Invitations (sharing ADR): `POST /v1/invitations` (the inviter's device),
 /// `GET /v1/invitations/{id}` (anyone signed in who has the id, from the token; the acceptance
-/// only to the inviter), `POST /v1/invitations/{id}/acceptance` (the invitee's device, once).
+/// only to the inviter and to the invitee it names, whose rerun after a crash finds it there), `POST /v1/invitations/{id}/acceptance` (the invitee's device, once).
 struct InvitationController {
     let invitations: InvitationStore
 
@@ -29,8 +29,8 @@ struct InvitationController {
         let (signed, acceptance) = try await invitations.invitation(try context.uuidParameter("invitationID"))
         let status: InvitationResponse.Status =
             acceptance != nil ? .accepted : signed.invitation.expiresAt <= Date() ? .expired : .pending
-        let isInviter = signed.invitation.inviterUserID == caller.userID
-        return InvitationResponse(invitation: signed, status: status, acceptance: isInviter ? acceptance : nil)
+        let mayRead = signed.invitation.inviterUserID == caller.userID || acceptance?.acceptance.inviteeUserID == caller.userID
+        return InvitationResponse(invitation: signed, status: status, acceptance: mayRead ? acceptance : nil)
     }
 
     @Sendable func accept(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<InvitationResponse> {

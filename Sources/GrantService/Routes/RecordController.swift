@@ -39,19 +39,10 @@ struct RecordController {
     /// check-in notes the position it was given up to.
     @Sendable func changes(_ request: Request, context: GrantRequestContext) async throws -> Response {
         let caller = try context.requireIdentity()
-        let query = request.uri.queryParameters
-        let since = try query.get("since").map { text -> Int64 in
-            guard let value = Int64(text), value >= 0 else { throw APIError.badRequest("since must be a non-negative integer") }
-            return value
-        } ?? 0
-        let limit = try query.get("limit").map { text -> Int in
-            guard let value = Int(text), (1...Self.maximumPageSize).contains(value) else {
-                throw APIError.badRequest("limit must be between 1 and \(Self.maximumPageSize)")
-            }
-            return value
-        } ?? Self.defaultPageSize
+        let query = try PageQuery(
+            request.uri.queryParameters, cursor: "since", defaultLimit: Self.defaultPageSize, maximumLimit: Self.maximumPageSize)
         let familyMemberID = try context.familyMemberID()
-        let page = try await records.changes(familyMemberID, since: since, limit: limit, for: caller.userID)
+        let page = try await records.changes(familyMemberID, since: query.cursor, limit: query.limit, for: caller.userID)
         await checkIns.pageRead(page, of: familyMemberID, by: caller, logger: context.logger)
         return try BinaryRecordsCoding.response(page, for: request, context: context)
     }

@@ -42,11 +42,18 @@ extension UserSession {
     /// Accepts an invitation handed over in person: checks that the service's copy was signed
     /// by the inviter the token names and that the token's key is the invitation's, pins the
     /// inviter and registers the acceptance.
+    ///
+    /// Crash-safe and rerunnable: the inviter is pinned *before* the acceptance is sent (the
+    /// keys come from the token, so the pin is right even if the acceptance then fails), and an
+    /// acceptance the service already holds that is this user's own — signed by this identity
+    /// key and the token's key, as a run that died before finishing left it — counts as done
+    /// instead of a 409 `invitation_used`.
     /// - Returns: the invitation, and the verification code to compare with the inviter's.
     public func acceptInvitation(
         _ token: InvitationToken, pins: inout IdentityPins, now: Date = Date()
     ) async throws -> (invitation: Invitation, verificationCode: String) {
-        let signed = try await client.invitation(token.invitationID).invitation
+        let response = try await client.invitation(token.invitationID)
+        let signed = response.invitation
         let invitation = signed.invitation
         guard invitation.invitationID == token.invitationID,
             Self.fingerprint([UInt8](invitation.inviterIdentityPublicKey)) == token.inviterFingerprint
@@ -63,21 +70,12 @@ extension UserSession {
         guard Data(invitationKey.publicKey.rawRepresentation) == invitation.invitationPublicKey else {
             throw InvitationError("the token's key is not this invitation's: refused")
         }
-        guard invitation.expiresAt > now else {
+        guard invitation.inviterUserID != keys.userID else { throw InvitationError("this is your own invitation") }
+        // Accepted by an earlier run of mine that died before it finished: done, even if expired since.
+        let acceptedBefore = isOwnAcceptance(response.acceptance, of: invitation)
+        guard acceptedBefore || invitation.expiresAt > now else {
             throw InvitationError("the invitation expired at \(Timestamp.format(invitation.expiresAt))")
         }
-        guard invitation.inviterUserID != keys.userID else { throw InvitationError("this is your own invitation") }
-        let acceptance = InvitationAcceptance(
-            invitationID: invitation.invitationID, inviteeUserID: keys.userID,
-            inviteeIdentityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
-            inviteeAgreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
-            acceptedAt: Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
-        let input = try acceptance.signingInput()
-        _ = try await client.acceptInvitation(
-            invitation.invitationID,
-            SignedInvitationAcceptance(
-                acceptance: acceptance, identitySignature: Data(keys.identityKey.signature(for: input)),
-                invitationKeySignature: Data(invitationKey.signature(for: input))))
         try pins.pin(
             invitation.inviterUserID,
             .init(
@@ -85,7 +83,40 @@ extension UserSession {
                 agreementPublicKey: invitation.inviterAgreementPublicKey, source: .invitation, pinnedAt: now))
         let code = try keys.agreementKey.verificationCode(
             with: try X25519.PublicKey(rawRepresentation: [UInt8](invitation.inviterAgreementPublicKey)))
+        if acceptedBefore { return (invitation, code) }
+        let acceptance = InvitationAcceptance(
+            invitationID: invitation.invitationID, inviteeUserID: keys.userID,
+            inviteeIdentityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+            inviteeAgreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
+            acceptedAt: Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
+        let input = try acceptance.signingInput()
+        do {
+            _ = try await client.acceptInvitation(
+                invitation.invitationID,
+                SignedInvitationAcceptance(
+                    acceptance: acceptance, identitySignature: Data(keys.identityKey.signature(for: input)),
+                    invitationKeySignature: Data(invitationKey.signature(for: input))))
+        } catch let error as GrantServiceError where error.status == 409 && error.code == "invitation_used" {
+            // Another run of mine may have got there first (two at once): mine is as good as this one.
+            guard isOwnAcceptance(try await client.invitation(invitation.invitationID).acceptance, of: invitation) else { throw error }
+        }
         return (invitation, code)
+    }
+
+    /// Whether `signed` is this user's own acceptance of `invitation`: it names this user and
+    /// current identity key and carries valid signatures by that key and by the invitation's
+    /// one-time key. The service cannot forge one, so it is safe to take as done.
+    func isOwnAcceptance(_ signed: SignedInvitationAcceptance?, of invitation: Invitation) -> Bool {
+        guard let signed, let input = try? signed.acceptance.signingInput(),
+            let invitationKey = try? Ed25519.PublicKey(rawRepresentation: [UInt8](invitation.invitationPublicKey))
+        else { return false }
+        let acceptance = signed.acceptance
+        let identityKey = keys.identityKey.publicKey
+        return acceptance.invitationID == invitation.invitationID && acceptance.inviteeUserID == keys.userID
+            && acceptance.inviteeIdentityPublicKey == Data(identityKey.rawRepresentation)
+            && acceptance.inviteeAgreementPublicKey == Data(keys.agreementKey.publicKey.rawRepresentation)
+            && identityKey.isValidSignature([UInt8](signed.identitySignature), for: input)
+            && invitationKey.isValidSignature([UInt8](signed.invitationKeySignature), for: input)
     }
 
     /// Completes one of my invitations once it was accepted: checks that the invitation is the
