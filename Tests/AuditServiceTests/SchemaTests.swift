@@ -17,7 +17,7 @@ import Testing
         for schema in [
             RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
             KeyChainViolation.schema,
-            CommandReissue.schema,
+            CommandReissue.schema, ReceiptKeyCertificate.schema,
         ] {
             _ = try JSONSchemaValidator.load(schema)
         }
@@ -36,6 +36,42 @@ import Testing
         object["signer"] = "grant-service"
         let problems = try validator.problems(try JSONSerialization.data(withJSONObject: object))
         #expect(problems.count == 3, "\(problems)")
+    }
+
+    @Test func aReceiptSignedByAReceiptKeyAndItsCertificateConform() throws {
+        let device = TestFamily.Device(userID: UUID())
+        let receiptKey = Ed25519.PrivateKey()
+        let certificate = try ReceiptKeyCertificate.issue(for: receiptKey.publicKey, deviceID: device.id, deviceKey: device.key)
+        try Self.expectConforms(try certificate.encoded(), to: ReceiptKeyCertificate.schema)
+        var receipt = CommandLifecycleTests.receipt(
+            device, for: TestFamily().revocation(of: UUID(), devices: [device]), .notNow, at: Date())
+        receipt.receiptCertificate = certificate
+        let signed = try SignedMessage(
+            schema: DeviceAck.schema, signer: ReceiptKeyCertificate.receiptSigner(device.id), payload: receipt, key: receiptKey
+        ).encoded()
+        try Self.expectConforms(signed, to: DeviceAck.schema)
+        #expect(try SignedMessage<DeviceAck>.decode(signed, schema: DeviceAck.schema).payload == receipt)
+
+        // The certificate inside the ack's schema is the certificate's own schema.
+        func body(_ schema: [String: Any]) -> NSDictionary {
+            NSDictionary(dictionary: schema.filter { !["$schema", "$id", "title", "description"].contains($0.key) })
+        }
+        let ack = try JSONSchemaValidator.load(DeviceAck.schema).schema
+        let embedded = try #require(
+            ((ack["properties"] as? [String: Any])?["payload"] as? [String: Any]).flatMap {
+                ($0["properties"] as? [String: Any])?["receipt_certificate"] as? [String: Any]
+            })
+        #expect(body(embedded) == body(try JSONSchemaValidator.load(ReceiptKeyCertificate.schema).schema))
+
+        // A certificate for another purpose, or with a short key, conforms to neither.
+        var object = try JSONSerialization.jsonObject(with: try certificate.encoded()) as! [String: Any]
+        var payload = object["payload"] as! [String: Any]
+        payload["purpose"] = "answers"
+        payload["receipt_public_key"] = Data(count: 31).base64EncodedString()
+        object["payload"] = payload
+        let bad = try JSONSerialization.data(withJSONObject: object)
+        #expect(try JSONSchemaValidator.load(ReceiptKeyCertificate.schema).problems(bad).count == 2)
+        #expect((try? SignedMessage<ReceiptKeyCertificate>.decode(bad, schema: ReceiptKeyCertificate.schema)) == nil)
     }
 
     @Test func theGrantServicesMessagesConform() async throws {

@@ -35,7 +35,17 @@ struct LockedModeTests {
         #expect(try await fixture.engine.store.pendingCommands().isEmpty)
         #expect(try await fixture.engine.store.sealedEntries().count == 2)
         #expect(try await fixture.engine.store.familyMember(rotating)?.fmkVersion == 1)
-        // Sealed means sealed: the database holds neither command id in any form we wrote.
+        // Each says not_now, signed by the receipt key its device key certified (the only key
+        // a locked agent holds).
+        let receipts = try await fixture.owedReceipts()
+        #expect(receipts.map(\.outcome) == [.notNow, .notNow])
+        #expect(receipts.map(\.commandID) == [rotation.commandID, erasure.commandID])
+        #expect(receipts.map(\.fmkVersion) == [1, 1], "what it held before acting")
+        // Sealed means sealed: once the receipts are out, the database holds neither command id
+        // in any form we wrote.
+        try await fixture.engine.store.markSent(receipts.map(\.ackID))
+        #expect(try await fixture.engine.store.owedMessages().isEmpty)
+        #expect(try await fixture.engine.store.counters()["receipts_sent"] == 2)
         for (name, bytes) in try fixture.directory.allFileBytes() {
             for command in [rotation, erasure] {
                 #expect(!bytes.contains(bytes: Array(command.commandID.uuidString.lowercased().utf8)), "command id in \(name)")
@@ -77,6 +87,8 @@ struct LockedModeTests {
         _ = try await fixture.engine.receiveLocked(erasure)
         guard case .sealed(let replay) = try await fixture.engine.receiveLocked(erasure) else { throw AgentError(.storage, "not sealed") }
         try await fixture.engine.store.markSealedOffsetCommitted(replay)
+        // One not_now receipt for the three deliveries.
+        #expect(try await fixture.owedReceipts().map(\.commandID) == [erasure.commandID])
         try await fixture.engine.unlock()
         let acks = try await fixture.owedAcks()
         #expect(acks.map(\.outcome) == [.applied, .alreadyApplied])

@@ -57,8 +57,12 @@ struct ReissueTests {
                         """
                     ).map { try $0.decode(String.self, Int.self, Bool.self) }
                 }
-                #expect(history.map(\.0) == ["failed", "applied"], "\(history)")
-                let applied = history.first { $0.0 == "applied" }
+                // Each attempt was stored in the inbox, and said so (a receipt), before its answer.
+                let receipts = history.filter { $0.0 == "delivered" }
+                #expect(receipts.map(\.1) == [1, 2] && receipts.map(\.2) == [false, true], "\(history)")
+                let answers = history.filter { $0.0 != "delivered" }
+                #expect(answers.map(\.0) == ["failed", "applied"], "\(history)")
+                let applied = answers.first { $0.0 == "applied" }
                 #expect(applied?.1 == 2 && applied?.2 == true, "the ack names the attempt and the original: \(history)")
                 #expect(
                     try await audit.withConnection { connection in

@@ -82,7 +82,8 @@ import Testing
                         } == 1
                     }
                     let acks = try await audit.withConnection { connection in
-                        try await connection.query("SELECT count(*) FROM device_acks WHERE device_id = \(deviceID)")
+                        try await connection.query(
+                            "SELECT count(*) FROM device_acks WHERE device_id = \(deviceID) AND outcome NOT IN ('delivered', 'not_now')")
                             .first!.decode(Int.self, column: 0)
                     }
                     let states = try await audit.withConnection { connection in

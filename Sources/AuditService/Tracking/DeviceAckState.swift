@@ -6,7 +6,8 @@ import RescindProtocol
 /// `pending` (issued) → `delivered` (the device's signed receipt: in its inbox) or `not_now`
 /// (locked, held sealed until the unlock) → `applied` | `already_applied` | `healed` (done) or
 /// `failed`. `overdue` marks a device with no answer at the deadline; a later answer still
-/// moves it on, marked late. `reissued` and `expired` are the re-issue path's.
+/// moves it on, marked late. `reissued` and `expired` are the re-issue path's. A receipt moves a
+/// device only among `pending`, `delivered` and `not_now`; elsewhere it is history only.
 enum DeviceAckState: String, Sendable, CaseIterable {
     case pending
     case delivered

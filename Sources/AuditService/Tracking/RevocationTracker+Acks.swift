@@ -13,7 +13,7 @@ extension RevocationTracker {
         } catch let error as MessageError {
             throw Rejection(error)
         }
-        guard message.signer == signer(of: message.payload.deviceID) else {
+        guard message.signer == expectedSigner(of: message.payload) else {
             throw Rejection(
                 MessageError.unknownSigner("").code, signer: message.signer, eventID: message.payload.eventID,
                 deviceID: message.payload.deviceID)

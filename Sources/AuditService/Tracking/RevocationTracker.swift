@@ -58,7 +58,7 @@ struct RevocationTracker: Sendable {
                 reason, signer: message.signer, familyMemberID: revocation.familyMemberID, eventID: ack.eventID,
                 deviceID: ack.deviceID)
         }
-        guard message.signer == Self.signer(of: ack.deviceID) else { throw rejection(MessageError.unknownSigner("").code) }
+        guard message.signer == Self.expectedSigner(of: ack) else { throw rejection(MessageError.unknownSigner("").code) }
         guard
             let row = try await connection.query(
                 """
@@ -68,9 +68,10 @@ struct RevocationTracker: Sendable {
             ).first
         else { throw rejection("unknown_device") }
         let (action, keyBytes, state) = try row.decode(DeviceAction.self, [UInt8].self, DeviceAckState.self)
-        guard let key = try? Ed25519.PublicKey(rawRepresentation: keyBytes), (try? message.verify(key: key)) != nil else {
+        guard let deviceKey = try? Ed25519.PublicKey(rawRepresentation: keyBytes) else {
             throw rejection(MessageError.badSignature.code)
         }
+        if let refusal = Self.signatureRefusal(of: message, deviceKey: deviceKey) { throw rejection(refusal) }
         // A receipt (delivered, not now) and a failure report the version held before acting.
         let reachedVersion =
             action == .secureDeletion || ack.outcome == .failed || !ack.outcome.isFinal
@@ -92,14 +93,19 @@ struct RevocationTracker: Sendable {
 
         let newState = DeviceAckState(ack.outcome)
         guard ack.outcome.isFinal else {
-            // A receipt: where the command is, not an answer. A receipt older than the state
-            // it would replace (a re-issue answered meanwhile) changes nothing.
+            // A receipt: where the command is, not an answer. It moves a device only among
+            // pending, delivered and not_now: a failed, overdue, re-issued or expired device
+            // stays so (its re-issues go on; a receipt key, which whoever holds the data
+            // directory has, cannot hide it). A receipt older than the state it would replace
+            // changes nothing; one dated in the future counts as now, so that it cannot hold off
+            // the receipts that follow it.
             try await connection.execute(
                 """
                 UPDATE revocation_devices
-                SET state = \(newState), state_changed_at = \(ack.ackedAt)
+                SET state = \(newState), state_changed_at = LEAST(\(ack.ackedAt), now())
                 WHERE event_id = \(ack.eventID) AND device_id = \(ack.deviceID)
-                  AND (state_changed_at IS NULL OR state_changed_at <= \(ack.ackedAt))
+                  AND state IN ('pending', 'delivered', 'not_now')
+                  AND (state_changed_at IS NULL OR state_changed_at <= LEAST(\(ack.ackedAt), now()))
                 """)
             return true
         }

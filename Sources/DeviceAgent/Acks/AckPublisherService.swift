@@ -45,25 +45,32 @@ struct AckPublisherService: Service {
         }
     }
 
-    /// Sends every owed ack; `false` when some could not be delivered.
+    /// Sends every owed ack and receipt, in the order they were recorded; `false` when some
+    /// could not be delivered.
     private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> Bool {
         guard engine.faults.publishAcks else { return true }
-        let owed = try await engine.store.owedAcks()
-        engine.metrics.acksOwed(owed.count)
+        let owed = try await engine.store.owedMessages()
+        let owedAcks = owed.count(where: { !$0.isReceipt })
+        engine.metrics.acksOwed(owedAcks)
         guard !owed.isEmpty else { return true }
         let key = Data(engine.deviceID.text.utf8)
         let results = await producer.send(
             owed.map { KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: $0.message) })
-        let delivered = zip(owed, results).compactMap { ack, result -> UUID? in
-            if case .success = result { return ack.ackID }
+        let delivered = zip(owed, results).compactMap { ack, result -> AgentStore.OwedAck? in
+            if case .success = result { return ack }
             return nil
         }
-        if !delivered.isEmpty { engine.faults.atStep(.ackDelivered) }
-        try await engine.store.markSent(delivered)
-        engine.metrics.acksPublished(delivered.count)
-        engine.metrics.acksOwed(owed.count - delivered.count)
-        if !delivered.isEmpty {
-            engine.logger.info("acks published", metadata: [LogKey.acks: "\(delivered.count)"])
+        let deliveredAcks = delivered.count(where: { !$0.isReceipt })
+        if deliveredAcks > 0 { engine.faults.atStep(.ackDelivered) }
+        try await engine.store.markSent(delivered.map(\.ackID))
+        engine.metrics.acksPublished(deliveredAcks)
+        engine.metrics.receiptsPublished(delivered.count - deliveredAcks)
+        engine.metrics.acksOwed(owedAcks - deliveredAcks)
+        if deliveredAcks > 0 {
+            engine.logger.info("acks published", metadata: [LogKey.acks: "\(deliveredAcks)"])
+        }
+        if delivered.count > deliveredAcks {
+            engine.logger.info("receipts published", metadata: [LogKey.acks: "\(delivered.count - deliveredAcks)"])
         }
         if delivered.count < owed.count {
             engine.logger.warning("acks not acknowledged by the broker; will retry", metadata: [LogKey.acks: "\(owed.count - delivered.count)"])

@@ -59,7 +59,9 @@ extension AgentEngine {
             return false
         case .accepted(let command):
             // Known already (read from Kafka, or fetched before): nothing more is owed.
-            guard try await mode.withLock({ try await store.enqueue(command, source: .checkIn) }) == .new else { return false }
+            guard try await mode.withLock({ try await store.enqueue(command, source: .checkIn, receipts: receipts) }) == .new
+            else { return false }
+            acksOwed.signal()
             metrics.received(command.action, locked: false)
             logger.info(
                 "command received at check-in",

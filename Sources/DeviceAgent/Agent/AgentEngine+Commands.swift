@@ -46,7 +46,7 @@ extension AgentEngine {
             guard let keys = keyRing.keys else { return try await receiveLocked(command) }
             var logger = logger
             logger[metadataKey: LogKey.command] = "\(command.commandID.text)"
-            switch try await store.enqueue(command) {
+            switch try await store.enqueue(command, receipts: receipts) {
             case .new:
                 logger.info(
                     "command received",
@@ -56,6 +56,7 @@ extension AgentEngine {
                     ])
                 metrics.received(command.action, locked: false)
                 commandsQueued.signal()
+                acksOwed.signal()
             case .duplicate(done: true, offsetCommitted: true):
                 let ack = try await store.ackReplay(command, signer: keys.signer)
                 logger.info("replayed command answered already_applied", metadata: [LogKey.fmkVersion: "\(ack.fmkVersion)"])

@@ -39,6 +39,7 @@ extension AgentEngine {
         let keys = UnlockedKeys(
             keystore, grantServiceURL: configuration.grantServiceURL, tls: configuration.tls, keyHistory: keyHistory,
             violationReporter: violationReporter)
+        certifyReceiptKey(keystore)
         try await work.withLock {
             try await mode.withLock { keyRing.set(keys) }
             try await drainSealedInbox(keys)
@@ -53,7 +54,8 @@ extension AgentEngine {
     /// Runs under `mode`, so the agent cannot unlock half-way.
     func receiveLocked(_ command: DeviceCommand) async throws -> Receipt {
         let started = ContinuousClock.now
-        let sealed = try await store.seal(command, to: identity.inboxPublicKey, started: started, action: Self.lockedAction(command))
+        let sealed = try await store.seal(
+            command, to: identity.inboxPublicKey, started: started, receipts: receipts, action: Self.lockedAction(command))
         guard let sealed else { return .ignored }
         var logger = logger
         logger[metadataKey: LogKey.command] = "\(command.commandID.text)"
@@ -66,6 +68,7 @@ extension AgentEngine {
         }
         try await store.increment("sealed_commands")
         metrics.received(command.action, locked: true)
+        acksOwed.signal()
         return .sealed(seq: sealed.seq)
     }
 

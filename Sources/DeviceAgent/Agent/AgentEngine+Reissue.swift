@@ -47,8 +47,9 @@ extension AgentEngine {
             logger.info("command re-issue passed over while locked", metadata: [LogKey.attempt: "\(reissue.attempt)"])
             return .ignored
         }
-        switch try await store.enqueue(reissue) {
+        switch try await store.enqueue(reissue, receipts: receipts) {
         case .queued(let command):
+            acksOwed.signal()
             logger.notice(
                 "command re-issued: carrying out the revocation's command again",
                 metadata: [

@@ -4,6 +4,7 @@ import RescindClient
 import RescindCrypto
 import RescindObservability
 import RescindProtocol
+import Synchronization
 
 /// The agent's state machine: receives verified commands into the inbox, carries them out
 /// (rotate or erase), and heals by comparing versions with the grant service. Services
@@ -33,6 +34,9 @@ final class AgentEngine: Sendable {
     let commandsQueued = WakeSignal()
     /// Set when an ack is owed.
     let acksOwed = WakeSignal()
+    /// Signs receipts (`delivered`, `not_now`) with the receipt key, locked or not; `nil` while
+    /// this device has none (a locked agent whose data directory never held one).
+    private let receiptKey: Mutex<ReceiptSigner?>
 
     /// An engine that starts locked when `keystore` is `nil`.
     init(
@@ -51,6 +55,7 @@ final class AgentEngine: Sendable {
                 violationReporter: bound)
         })
         self.store = store
+        receiptKey = Mutex(Self.receiptSigner(configuration: configuration, identity: identity, keystore: keystore, logger: logger))
         var logger = logger
         logger[metadataKey: LogKey.deviceID] = "\(identity.deviceID.text)"
         self.logger = logger
@@ -66,6 +71,35 @@ final class AgentEngine: Sendable {
     }
 
     var deviceID: UUID { identity.deviceID }
+
+    /// The receipt signer, when this device has a receipt key.
+    var receipts: ReceiptSigner? { receiptKey.withLock { $0 } }
+
+    /// Makes sure the receipt key is certified by `keystore`'s device key (at unlock).
+    func certifyReceiptKey(_ keystore: Keystore) {
+        let signer = Self.receiptSigner(configuration: configuration, identity: identity, keystore: keystore, logger: logger)
+        receiptKey.withLock { $0 = signer ?? $0 }
+    }
+
+    /// Unlocked: the receipt key in the data directory, made and certified now if it is missing
+    /// or not certified by this device key. Locked: the one there, if any. A failure only costs
+    /// the receipts (logged), never a command.
+    private static func receiptSigner(
+        configuration: AgentConfiguration, identity: KeystoreIdentity, keystore: Keystore?, logger: Logger
+    ) -> ReceiptSigner? {
+        guard let keystore else {
+            let signer = ReceiptKeyFile.load(dataDirectory: configuration.dataDirectory, deviceID: identity.deviceID)
+            if signer == nil { logger.warning("no receipt key in the data directory: no receipts until the first unlock") }
+            return signer
+        }
+        do {
+            return try ReceiptKeyFile.ensure(
+                dataDirectory: configuration.dataDirectory, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey)
+        } catch {
+            logger.warning("cannot keep a receipt key: no receipts", metadata: [LogKey.error: "\(error)"])
+            return nil
+        }
+    }
 
     /// The unlocked keystore; `AgentError.locked` while locked.
     var keystore: Keystore {

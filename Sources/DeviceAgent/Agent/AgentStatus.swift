@@ -35,6 +35,9 @@ public struct AgentStatus: Sendable, Codable {
     public var owedAcks: Int
     /// Acks the broker acknowledged.
     public var sentAcks: Int
+    /// Receipts (`delivered`, `not_now`, signed by the receipt key) not yet acknowledged by the
+    /// broker (those it acknowledged are deleted, and counted in `counters["receipts_sent"]`).
+    public var owedReceipts: Int
     public var counters: [String: Int]
     /// Whether cached records are encrypted at rest under the database key.
     public var atRestEncryption: Bool
@@ -74,8 +77,11 @@ public struct AgentStatus: Sendable, Codable {
                 deviceID: deviceID, userID: userID, familyMembers: members, lastCommand: last,
                 pendingCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM commands WHERE state = 'pending'") ?? 0,
                 sealedCommands: try Int.fetchOne(db, sql: "SELECT count(*) FROM sealed_inbox") ?? 0,
-                owedAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL") ?? 0,
-                sentAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL") ?? 0,
+                owedAcks: try Int.fetchOne(db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL AND kind <> 'receipt'") ?? 0,
+                sentAcks: try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL AND kind <> 'receipt'") ?? 0,
+                owedReceipts: try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL AND kind = 'receipt'") ?? 0,
                 counters: counters, atRestEncryption: try AgentStore.atRestEnabled(in: db))
         }
     }

@@ -22,8 +22,9 @@ extension AgentStore {
         case checkIn = "check_in"
     }
 
-    /// Stores a verified command as pending unless its id is known.
-    func enqueue(_ command: DeviceCommand, source: CommandSource = .kafka) async throws -> EnqueueResult {
+    /// Stores a verified command as pending unless its id is known; with `receipts`, a new one's
+    /// `delivered` receipt is owed in the same transaction.
+    func enqueue(_ command: DeviceCommand, source: CommandSource = .kafka, receipts: ReceiptSigner? = nil) async throws -> EnqueueResult {
         try await write { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT state, offset_committed FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
@@ -40,6 +41,12 @@ extension AgentStore {
                     command.commandID.text, command.eventID.text, command.deviceID.text, command.action.rawValue, command.familyMemberID.text,
                     command.newFMKVersion, command.issuedAt.timeIntervalSince1970, Date().timeIntervalSince1970, source.rawValue,
                 ])
+            if let receipts {
+                Self.recordReceipt(in: db) {
+                    try receipts.receipt(
+                        for: command, .delivered, heldVersion: try Self.familyMember(command.familyMemberID, in: db).heldVersion)
+                }
+            }
             return .new
         }
     }

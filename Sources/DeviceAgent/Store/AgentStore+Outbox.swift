@@ -7,27 +7,77 @@ extension AgentStore {
     struct OwedAck: Sendable {
         var ackID: UUID
         var message: Data
+        /// A receipt (`delivered`, `not_now`) rather than an answer or a report.
+        var isReceipt = false
     }
 
+    /// Owed answers and reports (no receipts).
     func owedAcks(limit: Int = 100) async throws -> [OwedAck] {
+        try await owed(receipts: false, limit: limit)
+    }
+
+    /// Everything owed to `device_acks`, receipts included, in the order it was recorded.
+    func owedMessages(limit: Int = 100) async throws -> [OwedAck] {
+        try await owed(receipts: true, limit: limit)
+    }
+
+    private func owed(receipts: Bool, limit: Int) async throws -> [OwedAck] {
         try await read { db in
             try Row.fetchAll(
-                db, sql: "SELECT ack_id, message FROM ack_outbox WHERE sent_at IS NULL ORDER BY created_at, rowid LIMIT ?",
-                arguments: [limit]
+                db,
+                sql: """
+                    SELECT ack_id, message, kind FROM ack_outbox WHERE sent_at IS NULL AND (? OR kind <> 'receipt')
+                    ORDER BY created_at, rowid LIMIT ?
+                    """,
+                arguments: [receipts, limit]
             ).compactMap { row in
-                UUID(uuidString: row["ack_id"]).map { OwedAck(ackID: $0, message: row["message"]) }
+                UUID(uuidString: row["ack_id"]).map {
+                    OwedAck(ackID: $0, message: row["message"], isReceipt: (row["kind"] as String) == "receipt")
+                }
             }
         }
     }
 
+    /// Marks acks sent (kept, as the device's history); receipts are deleted instead, counted in
+    /// `receipts_sent`: the audit service keeps them, and the data directory of a locked agent
+    /// then holds no trace of the commands it sealed (`secure_delete` zeroes the rows).
     func markSent(_ ackIDs: [UUID]) async throws {
         guard !ackIDs.isEmpty else { return }
         _ = try await write { db in
             let now = Date().timeIntervalSince1970
+            var receipts = 0
             for id in ackIDs {
+                try db.execute(sql: "DELETE FROM ack_outbox WHERE ack_id = ? AND kind = 'receipt'", arguments: [id.text])
+                receipts += db.changesCount
                 try db.execute(sql: "UPDATE ack_outbox SET sent_at = ? WHERE ack_id = ?", arguments: [now, id.text])
             }
+            if receipts > 0 {
+                try db.execute(
+                    sql: """
+                        INSERT INTO counters (name, value) VALUES ('receipts_sent', ?)
+                        ON CONFLICT (name) DO UPDATE SET value = value + excluded.value
+                        """,
+                    arguments: [receipts])
+            }
         }
+    }
+
+    /// Records the receipt `make` signs, inside the caller's transaction. A receipt is never worth
+    /// holding up a command: one that cannot be made or recorded is left out.
+    static func recordReceipt(in db: Database, _ make: () throws -> (ack: DeviceAck, message: Data)) {
+        guard let receipt = try? make() else { return }
+        try? insertReceipt(receipt, in: db)
+    }
+
+    /// Records a receipt owed; the same receipt (its id derives from the command and the
+    /// outcome) is recorded once while it is owed, and the audit service keeps one of it.
+    static func insertReceipt(_ receipt: (ack: DeviceAck, message: Data), in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO ack_outbox (ack_id, command_id, message, created_at, kind)
+                VALUES (?, ?, ?, ?, 'receipt')
+                """,
+            arguments: [receipt.ack.ackID.text, receipt.ack.commandID.text, receipt.message, Date().timeIntervalSince1970])
     }
 
     static func insertAck(_ ack: DeviceAck, message: Data, in db: Database) throws {

@@ -14,8 +14,10 @@ extension AgentStore {
         case notHeld
     }
 
-    /// Queues the command this device holds for `reissue.eventID` again, under `reissue.reissueID`.
-    func enqueue(_ reissue: CommandReissue) async throws -> ReissueResult {
+    /// Queues the command this device holds for `reissue.eventID` again, under `reissue.reissueID`;
+    /// with `receipts`, its `delivered` receipt (naming the original and the attempt) is owed in
+    /// the same transaction.
+    func enqueue(_ reissue: CommandReissue, receipts: ReceiptSigner? = nil) async throws -> ReissueResult {
         try await write { db in
             if try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM commands WHERE command_id = ?", arguments: [reissue.reissueID.text]) == true
@@ -46,6 +48,13 @@ extension AgentStore {
                     command.familyMemberID.text, command.newFMKVersion, command.issuedAt.timeIntervalSince1970,
                     Date().timeIntervalSince1970, original.text, reissue.attempt,
                 ])
+            if let receipts {
+                Self.recordReceipt(in: db) {
+                    try receipts.receipt(
+                        for: command, .delivered, heldVersion: try Self.familyMember(command.familyMemberID, in: db).heldVersion,
+                        originalCommandID: original, attempt: reissue.attempt)
+                }
+            }
             return .queued(command)
         }
     }

@@ -119,6 +119,12 @@ extension AgentStore {
                     ALTER TABLE commands ADD COLUMN attempt INTEGER;
                     """)
         }
+        migrator.registerMigration("v6-receipts") { db in
+            // Receipts (`delivered`, `not_now`, signed by the receipt key) go out through the ack
+            // outbox with the answers, marked apart: `owedAcks` and the status's ack counts are
+            // answers (and violation reports) only.
+            try db.execute(sql: "ALTER TABLE ack_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'ack'")
+        }
         return migrator
     }
 }

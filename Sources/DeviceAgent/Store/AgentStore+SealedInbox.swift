@@ -33,12 +33,14 @@ extension AgentStore {
     /// same transaction, recording the outcome inside the sealed entry.
     ///
     /// With `fromPending` the command is taken out of the cleartext inbox (an erasure that was
-    /// pending when the agent started locked), carrying its offset state along.
+    /// pending when the agent started locked), carrying its offset state along. With `receipts`,
+    /// its `not_now` receipt (what it held before acting) is owed in the same transaction: the
+    /// answer waits for the unlock.
     /// - Returns: the entry's sequence number and the outcome recorded, or `nil` when a
     ///   `fromPending` command was no longer pending.
     func seal(
         _ command: DeviceCommand, to recipient: X25519.PublicKey, started: ContinuousClock.Instant, fromPending: Bool = false,
-        action: @escaping LockedAction
+        receipts: ReceiptSigner? = nil, action: @escaping LockedAction
     ) async throws -> (seq: Int64, result: SealedCommand.Result?)? {
         let result = try await write { db -> (seq: Int64, result: SealedCommand.Result?)? in
             var offsetCommitted = false
@@ -52,7 +54,11 @@ extension AgentStore {
                 try db.execute(sql: "DELETE FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
             }
             var entry = SealedCommand(command: command, result: nil)
-            if let (change, outcome) = action(try Self.familyMember(command.familyMemberID, in: db)) {
+            let local = try Self.familyMember(command.familyMemberID, in: db)
+            if let receipts {
+                Self.recordReceipt(in: db) { try receipts.receipt(for: command, .notNow, heldVersion: local.heldVersion) }
+            }
+            if let (change, outcome) = action(local) {
                 let effect = try Self.apply(change, in: db)
                 entry.result = SealedCommand.Result(
                     outcome: (outcome == .applied && !effect.changed) ? .alreadyApplied : outcome,

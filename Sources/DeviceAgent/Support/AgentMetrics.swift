@@ -16,6 +16,8 @@ final class AgentMetrics: Sendable {
     private let commandRetries: Counter
     /// `rescind_agent_acks_published_total`: acks the broker acknowledged.
     private let acksPublishedTotal: Counter
+    /// `rescind_agent_receipts_published_total`: receipts (`delivered`, `not_now`) the broker acknowledged.
+    private let receiptsPublishedTotal: Counter
     /// `rescind_agent_acks_owed`: acks signed and not yet acknowledged by the broker.
     private let acksOwedGauge: Gauge
     /// `rescind_agent_locked`: 1 while the agent runs without its keys.
@@ -38,6 +40,8 @@ final class AgentMetrics: Sendable {
             descriptor: Self.name("command_retries", "total", "Transient failures taking in a device command, retried."))
         acksPublishedTotal = registry.makeCounter(
             descriptor: Self.name("acks_published", "total", "Acks the broker acknowledged."))
+        receiptsPublishedTotal = registry.makeCounter(
+            descriptor: Self.name("receipts_published", "total", "Receipts (delivered, not now) the broker acknowledged."))
         acksOwedGauge = registry.makeGauge(
             descriptor: Self.name("acks_owed", "", "Acks signed and not yet acknowledged by the broker."))
         lockedGauge = registry.makeGauge(descriptor: Self.name("locked", "", "1 while the agent runs without its keys."))
@@ -96,6 +100,10 @@ final class AgentMetrics: Sendable {
 
     func acksPublished(_ count: Int) {
         acksPublishedTotal.increment(by: Int64(count))
+    }
+
+    func receiptsPublished(_ count: Int) {
+        if count > 0 { receiptsPublishedTotal.increment(by: Int64(count)) }
     }
 
     func acksOwed(_ count: Int) {

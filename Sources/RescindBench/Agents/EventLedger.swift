@@ -61,7 +61,9 @@ final class EventLedger: Sendable {
             guard let command = try? SignedMessage<DeviceCommand>.decode(value, schema: DeviceCommand.schema).payload else { return }
             state.withLock { $0.commands[command.eventID, default: [:]][command.deviceID] = published }
         case Topic.deviceAcks.rawValue:
-            guard let ack = try? SignedMessage<DeviceAck>.decode(value, schema: DeviceAck.schema).payload else { return }
+            // Receipts (delivered, not now) are on the way to the answer: only answers are timed.
+            guard let ack = try? SignedMessage<DeviceAck>.decode(value, schema: DeviceAck.schema).payload, ack.outcome.isFinal
+            else { return }
             state.withLock { $0.acks[ack.eventID, default: [:]][ack.deviceID] = Ack(ack: ack, publishedAt: published) }
         case Topic.auditNotifications.rawValue:
             guard let notice = try? SignedMessage<AuditNotification>.decode(value, schema: AuditNotification.schema).payload,

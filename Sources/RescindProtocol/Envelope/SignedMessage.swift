@@ -89,6 +89,8 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
     }
 }
 
+extension SignedMessage: Equatable where Payload: Equatable {}
+
 /// Why a message was refused. Descriptions never include the message contents.
 public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed

@@ -45,11 +45,16 @@ public struct DeviceAck: Codable, Sendable, Equatable {
     public var originalCommandID: UUID?
     /// Set when `commandID` is a re-issue: its attempt number (the original is attempt 1).
     public var attempt: Int?
+    /// Set on a receipt signed by the device's receipt key (signer `device:<uuid>/receipts`):
+    /// the device key's certificate of that key. Only `delivered` and `not_now` may carry one;
+    /// an answer is always signed by the device key itself.
+    public var receiptCertificate: SignedMessage<ReceiptKeyCertificate>?
 
     public init(
         ackID: UUID, commandID: UUID, eventID: UUID, deviceID: UUID, action: DeviceAction,
         outcome: Outcome, recordsProcessed: Int, fmkVersion: Int, durationMs: Int,
-        error: String?, ackedAt: Date, originalCommandID: UUID? = nil, attempt: Int? = nil
+        error: String?, ackedAt: Date, originalCommandID: UUID? = nil, attempt: Int? = nil,
+        receiptCertificate: SignedMessage<ReceiptKeyCertificate>? = nil
     ) {
         self.ackID = ackID
         self.commandID = commandID
@@ -64,12 +69,13 @@ public struct DeviceAck: Codable, Sendable, Equatable {
         self.ackedAt = ackedAt
         self.originalCommandID = originalCommandID
         self.attempt = attempt
+        self.receiptCertificate = receiptCertificate
     }
 
     enum CodingKeys: String, CodingKey {
         case ackID = "ack_id", commandID = "command_id", eventID = "event_id", deviceID = "device_id"
         case action = "type", outcome, recordsProcessed = "records_processed"
         case fmkVersion = "fmk_version", durationMs = "duration_ms", error, ackedAt = "acked_at"
-        case originalCommandID = "original_command_id", attempt
+        case originalCommandID = "original_command_id", attempt, receiptCertificate = "receipt_certificate"
     }
 }

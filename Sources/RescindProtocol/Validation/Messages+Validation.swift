@@ -56,6 +56,15 @@ extension DeviceAck: BoundaryValidated {
         try check.text(error, "error", maxLength: MessageLimits.errorLength)
         try check.timestamp(ackedAt, "acked_at")
         if let attempt { try check.integer(attempt, "attempt", in: 1...MessageLimits.maxInteger) }
+        if let receiptCertificate {
+            guard receiptCertificate.schema == ReceiptKeyCertificate.schema else {
+                throw .invalidField("receipt_certificate.schema")
+            }
+            guard MessageLimits.isSafeText(receiptCertificate.signer, maxLength: MessageLimits.signerLength) else {
+                throw .invalidField("receipt_certificate.signer")
+            }
+            try receiptCertificate.payload.validate()
+        }
     }
 }
 

@@ -136,8 +136,9 @@ enum AgentTestKit {
         _ service: GrantServiceHarness, from device: Device, for duration: Duration = .seconds(2), atLeast: Int = 0
     ) async throws -> [DeviceAck] {
         let key = Data(device.deviceID.uuidString.lowercased().utf8)
-        return try await allMessages(service, .deviceAcks, for: duration, until: { $0.filter { $0.key == key }.count >= atLeast })
-            .filter { $0.key == key }
+        let answer: @Sendable (KafkaMessage) -> Bool = { $0.key == key && !isReceipt($0.value) }
+        return try await allMessages(service, .deviceAcks, for: duration, until: { $0.filter(answer).count >= atLeast })
+            .filter(answer)
             .map { message in
                 let signed = try SignedMessage<DeviceAck>.verified(
                     from: message.value ?? Data(), schema: DeviceAck.schema, key: device.deviceKey.publicKey)
@@ -146,13 +147,26 @@ enum AgentTestKit {
             }
     }
 
+    /// Whether a `device_acks` message is a receipt signed by a receipt key (it carries a certificate).
+    static func isReceipt(_ value: Data?) -> Bool {
+        guard let value, let envelope = try? SignedMessage<DeviceAck>.decode(value, schema: DeviceAck.schema) else { return false }
+        return envelope.payload.receiptCertificate != nil
+    }
+
     /// Publishes raw bytes on the commands topic, keyed as given.
     static func publishCommand(_ service: GrantServiceHarness, key: UUID, value: Data) async throws {
+        try await publish(service, .deviceCommands, key: key, values: [value])
+    }
+
+    /// Publishes raw bytes on `topic`, keyed as given (what a writer on the topic can do).
+    static func publish(_ service: GrantServiceHarness, _ topic: Topic, key: UUID, values: [Data]) async throws {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(bootstrapServers: service.bootstrapServers, clientID: "test-forger"),
             logger: logger)
-        _ = try await producer.send(
-            topic: service.topicPrefix + Topic.deviceCommands.rawValue, key: Data(key.uuidString.lowercased().utf8), value: value)
+        for value in values {
+            _ = try await producer.send(
+                topic: service.topicPrefix + topic.rawValue, key: Data(key.uuidString.lowercased().utf8), value: value)
+        }
         await producer.shutdown()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import RescindClient
 import RescindProtocol
 import RescindTLS
+import Testing
 
 @testable import DeviceAgent
 @testable import RescindCrypto
@@ -80,6 +81,18 @@ struct LockableFixture {
         DeviceCommand(
             commandID: UUID(), eventID: UUID(), deviceID: engine.deviceID, action: action, familyMemberID: member,
             newFMKVersion: version, issuedAt: Date())
+    }
+
+    /// The receipts in the outbox, each verified with the receipt key its certificate names,
+    /// the certificate with the device key.
+    func owedReceipts() async throws -> [DeviceAck] {
+        try await engine.store.owedMessages().filter(\.isReceipt).map { owed in
+            let message = try SignedMessage<DeviceAck>.decode(owed.message, schema: DeviceAck.schema)
+            let certificate = try #require(message.payload.receiptCertificate)
+            try message.verify(key: try certificate.receiptKey(of: engine.deviceID, deviceKey: keystore.deviceKey.publicKey))
+            #expect(message.signer == ReceiptKeyCertificate.receiptSigner(engine.deviceID))
+            return message.payload
+        }
     }
 
     /// The acks in the outbox, verified against the device key.
