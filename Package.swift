@@ -347,6 +347,8 @@ let package = Package(
         // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.
         .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
+        // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
+        .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
         // rescind-bench's fleet model (issue 19, item 4): its arithmetic and seeded simulation, no server.
         .testTarget(name: "RescindBenchTests", dependencies: ["RescindBench"]),
         .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),

@@ -16,7 +16,8 @@ import Testing
                 environment: [
                     "RESCIND_PASSPHRASE": passphrase, "PATH": "/usr/bin:/bin",
                     "RESCIND_CA_FILE": try await TestTLS.shared().caFile,
-                ])
+                ], timeout: .seconds(90))
+            #expect(!result.timedOut, "rescind \(arguments.joined(separator: " ")) still running after 90 s: \(result.output)")
             return (result.status, result.output)
         }
 

@@ -56,7 +56,7 @@ public final class ChildProcess: Sendable {
     private let exit = ExitState()
 
     public var pid: Int32 { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { exit.status == nil && process.isRunning }
 
     /// Starts `executable arguments…`, standard input closed.
     /// - Parameters:
@@ -96,6 +96,33 @@ public final class ChildProcess: Sendable {
         let exit = self.exit
         process.terminationHandler = { finished in exit.finish(status: finished.terminationStatus) }
         try process.run()
+        Self.watchExit(of: process.processIdentifier, into: exit)
+    }
+
+    /// Foundation on Linux learns that a child ended when a socket the child inherited reaches
+    /// end-of-file: a grandchild that inherited it too (a shell's `sleep`, a daemon a script
+    /// started) keeps the child "running" long after it exited, and whoever waits for it waits
+    /// as long. So the exit is also read from the kernel: `waitid` with `WNOWAIT` sees the child
+    /// as a zombie without reaping it (Foundation still reaps it, and its pid cannot be reused
+    /// before that), polled every 50 ms until one of the two reports it.
+    private static func watchExit(of pid: Int32, into exit: ExitState) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + .milliseconds(50), repeating: .milliseconds(50))
+        timer.setEventHandler {
+            if exit.status == nil, let status = exitStatus(of: pid) { exit.finish(status: status) }
+            if exit.status != nil { timer.cancel() }
+        }
+        timer.resume()
+    }
+
+    /// The child's status once it has ended and before it is reaped, as Foundation reports it:
+    /// the exit code, or the number of the signal that ended it; `nil` while it runs.
+    private static func exitStatus(of pid: Int32) -> Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else {
+            return nil
+        }
+        return info._sifields._sigchld.si_status
     }
 
     /// Starts the child, runs `body` with it, then stops it — also when `body` throws or the
@@ -118,7 +145,8 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Runs `executable arguments…` to completion.
+    /// Runs `executable arguments…` to completion. Cancelling the calling task kills the child
+    /// (SIGKILL), so a test's time limit ends a hung child instead of waiting for it for ever.
     /// - Parameters:
     ///   - timeout: the child is killed (SIGKILL) after it; `Result.timedOut` says so.
     ///   - separateOutput: `false` interleaves standard error into standard output.
@@ -136,11 +164,15 @@ public final class ChildProcess: Sendable {
             name: executable.lastPathComponent, executable: executable, arguments: arguments, environment: environment,
             directory: directory, output: output)
         var timedOut = false
-        if let timeout {
-            timedOut = await child.waitForExit(timeout: timeout) == nil
-            if timedOut { child.signal(SIGKILL) }
+        let status = await withTaskCancellationHandler {
+            if let timeout {
+                timedOut = await child.waitForExit(timeout: timeout) == nil
+                if timedOut { child.killGroup() }
+            }
+            return await child.exited()
+        } onCancel: {
+            child.killGroup()
         }
-        let status = await child.exited()
         let out = child.text
         let err = child.errorText
         return Result(status: status, stdout: out, stderr: err, timedOut: timedOut, output: separateOutput ? out + err : out)
@@ -158,18 +190,29 @@ public final class ChildProcess: Sendable {
     }
 
     public func signal(_ signal: Int32) {
-        guard process.isRunning else { return }
+        guard process.isRunning, exit.status == nil else { return }
         kill(process.processIdentifier, signal)
+    }
+
+    /// SIGKILL to the child and to every process of its process group (Foundation starts each
+    /// child as the leader of a group of its own): what a timeout or a cancelled wait does, so
+    /// that nothing the child started outlives it. Processes that moved to a group of their own
+    /// (the services a Foundation child starts) are left alone.
+    public func killGroup() {
+        guard process.isRunning else { return }
+        kill(-process.processIdentifier, SIGKILL)
+        kill(process.processIdentifier, SIGKILL)
     }
 
     /// SIGTERM, then SIGKILL if it has not exited after `grace`; returns once it exited and
     /// was reaped. Safe to call more than once, and from a cancelled task (the grace period
     /// is a dispatch timer, not a `Task.sleep` that cancellation would cut short).
     public func stop(grace: Duration = .seconds(10)) async {
-        if process.isRunning { process.terminate() }
+        if process.isRunning, exit.status == nil { process.terminate() }
         let process = self.process
+        let exit = self.exit
         let kill = DispatchWorkItem {
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+            if process.isRunning, exit.status == nil { Foundation.kill(process.processIdentifier, SIGKILL) }
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(grace), execute: kill)
         _ = await exited()
@@ -182,10 +225,11 @@ public final class ChildProcess: Sendable {
         await withCheckedContinuation { continuation in exit.wait(continuation) }
     }
 
-    /// Its exit status, or `nil` when it is still running after `timeout` (it is left running).
+    /// Its exit status, or `nil` when it is still running after `timeout` or when the calling
+    /// task is cancelled first (it is left running).
     public func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if let status = exit.status { return status }
             try? await Task.sleep(for: .milliseconds(20))
         }
