@@ -14,6 +14,7 @@ struct RescindDev: AsyncParsableCommand {
               rescind-dev stack up && source .stack/env
               rescind-dev demo --records 200
               rescind-dev demo --down
+              rescind-dev chaos --seed 7 --duration 300
             """,
         subcommands: [
             DemoCommand.self,
@@ -22,5 +23,6 @@ struct RescindDev: AsyncParsableCommand {
             HostileCommand.self,
             BrokerCommand.self,
             AgentCommand.self,
+            ChaosCommand.self,
         ])
 }
