@@ -54,6 +54,38 @@ import Testing
         }
     }
 
+    /// A device told to rotate whose user a later revocation removed erased instead: it holds no
+    /// key (version 0) and answers the rotation `already_applied` (or `healed`). That completes it;
+    /// an `applied` rotation below the new version is still refused (issue 18, found by the chaos run).
+    @Test func aRotationAnsweredDoneByADeviceErasedSinceCompletes() async throws {
+        try await AuditTestBed.with { bed in
+            let emma = TestFamily()
+            let adultB = UUID(), adultC = UUID()
+            let phone = TestFamily.Device(userID: adultB), tablet = TestFamily.Device(userID: adultB)
+            let revocation = emma.revocation(of: adultC, devices: [phone, tablet])
+            try await bed.publish(revocation)
+            try await bed.eventually("tracked") { try await bed.deviceStates(revocation.eventID).count == 2 }
+
+            var contradicting = TestFamily.ack(phone, for: revocation)
+            contradicting.fmkVersion = 0
+            try await bed.publish(contradicting, signedBy: phone.key)
+            try await bed.eventually("the contradicting ack refused") {
+                try await bed.count("SELECT count(*) FROM rejected_messages WHERE reason = 'mismatched_ack'") == 1
+            }
+            var erased = TestFamily.ack(phone, for: revocation, outcome: .alreadyApplied)
+            erased.fmkVersion = 0
+            try await bed.publish(erased, signedBy: phone.key)
+            var healed = TestFamily.ack(tablet, for: revocation, outcome: .healed)
+            healed.fmkVersion = 0
+            try await bed.publish(healed, signedBy: tablet.key)
+            // The refusal's `message_rejected`, then the completion.
+            let completed = try #require(try await bed.notifications(count: 2).first { $0.kind == .revocationCompleted })
+            #expect(completed.eventID == revocation.eventID)
+            #expect(try await bed.deviceStates(revocation.eventID) == [phone.id: "already_applied", tablet.id: "healed"])
+            #expect(try await bed.count("SELECT count(*) FROM rejected_messages") == 1)
+        }
+    }
+
     @Test func aRevocationWithoutDevicesCompletesAtOnce() async throws {
         try await AuditTestBed.with { bed in
             let emma = TestFamily()

@@ -72,10 +72,15 @@ struct RevocationTracker: Sendable {
             throw rejection(MessageError.badSignature.code)
         }
         if let refusal = Self.signatureRefusal(of: message, deviceKey: deviceKey) { throw rejection(refusal) }
-        // A receipt (delivered, not now) and a failure report the version held before acting.
+        // A receipt (delivered, not now) and a failure report the version held before acting. A
+        // device whose user was revoked by a later revocation before it rotated erased instead: it
+        // is past this version holding no key at all (version 0), and answers the rotation (or its
+        // re-issue) done, `already_applied` or `healed`; refusing that left the device expired and
+        // the revocation open for ever (found by `rescind-dev chaos`).
+        let erasedSince = ack.fmkVersion == 0 && (ack.outcome == .alreadyApplied || ack.outcome == .healed)
         let reachedVersion =
             action == .secureDeletion || ack.outcome == .failed || !ack.outcome.isFinal
-            || ack.fmkVersion >= revocation.newFMKVersion
+            || ack.fmkVersion >= revocation.newFMKVersion || erasedSince
         guard ack.action == action, reachedVersion else { throw rejection("mismatched_ack") }
 
         let inserted = try await connection.execute(
