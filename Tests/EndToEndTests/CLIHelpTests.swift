@@ -10,7 +10,7 @@ extension CLITests {
         ].map { "rescind \($0)" } + [
             "", "tail", "migrate", "keys", "keys generate", "keys public", "keys token",
         ].map { "rescind-admin \($0)" } + [
-            "", "demo", "stack", "agent",
+            "", "demo", "stack", "agent", "chaos",
         ].map { "rescind-dev \($0)" }
 
         /// `command`: the executable, then the subcommand's words.
@@ -27,7 +27,7 @@ extension CLITests {
         }
 
         /// The user's client offers none of the operator's or the developer's commands.
-        @Test(.timeLimit(.minutes(1)), arguments: ["tail", "migrate", "keys", "stack", "demo"])
+        @Test(.timeLimit(.minutes(1)), arguments: ["tail", "migrate", "keys", "stack", "demo", "chaos"])
         func theUsersClientHasNoOperatorOrDevCommands(command: String) async throws {
             try #require(RescindProcess.isBuilt)
             try await RescindProcess.run([command, "up"]).expectUsageError()
