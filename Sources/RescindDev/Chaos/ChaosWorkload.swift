@@ -79,8 +79,8 @@ actor AsyncMutex {
 }
 
 /// What the run expects to find: each family member's records (the plaintexts a record may
-/// hold: one, or two when a write's answer was lost and it may or may not have landed), and
-/// the operations done.
+/// hold: one, or two when a write's answer was lost and it may or may not have landed), the
+/// operations done, and the anomalies (an operation abandoned: the run fails).
 final class ChaosModel: Sendable {
     struct Member: Sendable {
         let id: UUID
@@ -399,7 +399,9 @@ final class ChaosWorkload: Sendable {
             }
             try? await Task.sleep(for: .milliseconds(100 * min(attempt, 10)))
         }
+        // An operation the system could not serve for that long is a failure of the run.
         log("gave up: \(what)")
+        model.anomaly("gave up after \(patience): \(what)")
         return nil
     }
 
