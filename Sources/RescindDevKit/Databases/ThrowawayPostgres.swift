@@ -101,9 +101,9 @@ public final class ThrowawayPostgres: Sendable {
     private func startServer(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            // The postmaster runs in the foreground as a child (through runuser as root): pg_ctl's
-            // daemonised postmaster would inherit the descriptor Foundation's Process watches for
-            // the child's exit, and pg_ctl would never be seen to end. fsync and full-page writes
+            // The postmaster runs in the foreground as a child (through runuser as root), not
+            // daemonised by pg_ctl: this process owns it, stops it however the run ends, and keeps
+            // each start's log apart. fsync and full-page writes
             // only matter when the machine crashes; a killed process loses nothing the OS holds.
             // Commits stay synchronous: one acknowledged must survive a postmaster SIGKILL.
             let arguments = [
