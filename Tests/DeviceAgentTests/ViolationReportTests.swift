@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
@@ -32,7 +33,11 @@ import Testing
             let audit = try await AuditServiceHarness.start(configuration: configuration, cluster: service.cluster)
             do {
                 // The revocation lists the kept device with its key: the audit service learns it.
-                let agent = try await scenario.kept.open()
+                // The rotation must reach the agent as a command, so the agent runs without its
+                // self-heal service: a start-up pass that asks the grant service after the
+                // revocation committed downloads FMK v2 by itself, and the command is then answered
+                // `healed` (or `already_applied`), never `applied`.
+                let agent = try await scenario.kept.open(faults: AgentFaultPlans.withoutSelfHeal())
                 let running = RunningAgent(agent)
                 try await scenario.revoke()
                 try await AgentTestKit.eventually("the kept device's ack is tracked", timeout: .seconds(60)) {
@@ -41,6 +46,12 @@ import Testing
                             "SELECT count(*) FROM revocation_devices WHERE device_id = \(scenario.kept.deviceID) AND state = 'applied'"
                         ).first!.decode(Int.self, column: 0) == 1
                     }
+                }
+                // The audit service can apply the ack before the broker's delivery report reaches
+                // the agent, which marks it sent only then: stopped before that, the agent would
+                // still owe it, and the outbox below would hold two acks, not just the report.
+                try await AgentTestKit.eventually("the kept agent marked its ack sent", timeout: .seconds(30)) {
+                    try await agent.engine.store.owedMessages().isEmpty
                 }
                 await running.stop()
 
