@@ -10,7 +10,7 @@ import Testing
 /// The adversary: a writer on `device_commands` with no key, flooding one device's key with
 /// junk ahead of that device's genuine command (every message keyed to the device is the
 /// agent's to judge, in partition order). Half the junk is well-formed commands signed by a
-/// stranger (the costliest rejection: decoded and verified), half 1 KiB of garbage (the development broker keeps only a few MB per partition). Promise:
+/// stranger (the costliest rejection: decoded and verified), half 256 bytes of garbage (the development broker keeps only a few MB per partition). Promise:
 /// the genuine revocation after the flood is carried out promptly. Prints the figure
 /// (`RESCIND_FLOOD_MESSAGES`, 2,000 by default) recorded in RELIABILITY.md.
 @Suite("A flood keyed to one device", .serialized)
@@ -65,7 +65,7 @@ struct CommandFloodTests {
                         key: stranger
                     ).encoded()
                 } else {
-                    value = Data((0..<1024).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                    value = Data((0..<256).map { _ in UInt8.random(in: 0...255, using: &generator) })
                 }
                 return KafkaProducerMessage(topic: topic, key: key, value: value)
             }

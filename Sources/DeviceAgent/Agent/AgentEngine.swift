@@ -33,6 +33,8 @@ final class AgentEngine: Sendable {
     let commandsQueued = WakeSignal()
     /// Set when an ack is owed.
     let acksOwed = WakeSignal()
+    /// Rejected `device_commands` messages, counted in memory and written in batches.
+    let rejectionCounters = RejectionCounters()
 
     /// An engine that starts locked when `keystore` is `nil`.
     init(
@@ -100,5 +102,23 @@ final class AgentEngine: Sendable {
                 fmk: fmk)
         }
         return result
+    }
+}
+
+extension AgentEngine {
+    /// Counts a rejected `device_commands` message (`rejected_<reason>`), writing the batch when due.
+    func countRejection(_ reason: String) async throws {
+        if rejectionCounters.add("rejected_\(reason)") { try await writeRejectionCounters() }
+    }
+
+    /// Writes the rejection counts not written yet.
+    func writeRejectionCounters() async throws {
+        let counts = rejectionCounters.take()
+        do {
+            try await store.increment(counts)
+        } catch {
+            rejectionCounters.restore(counts)
+            throw error
+        }
     }
 }
