@@ -70,6 +70,13 @@ import Testing
             #expect(metrics.contains(#"rescind_audit_messages_rejected_total{reason="malformed"} \#(flood)"#))
             #expect(metrics.contains(#"rescind_audit_rejections_not_stored_total{reason="malformed"} \#(flood - 20)"#))
             #expect(metrics.contains(#"rescind_audit_messages_rejected_total{reason="unprocessable"} 1"#))
+            // The operator's list shows the hour's rows and every rejection's count.
+            let listed = try await bed.get("/v1/rejections?limit=500", token: bed.operatorToken)
+            let list = try #require(try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])
+            #expect((list["rejections"] as? [Any])?.count == 21)
+            let counts = try #require(list["counts"] as? [[String: Any]])
+            #expect(counts.contains { $0["reason"] as? String == "malformed" && $0["rejected"] as? Int == flood && $0["stored"] as? Int == 20 })
+            #expect(counts.contains { $0["reason"] as? String == "unprocessable" && $0["rejected"] as? Int == 1 })
 
             // Retention: the flood's rows and counts are pruned once past it, the rest stays.
             try await bed.withConnection { connection in
