@@ -23,11 +23,11 @@ struct CommandConsumerService: Service {
         let consumer = try KafkaConsumer(
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
         engine.logger.info("consuming device commands", metadata: [LogKey.topic: "\(configuration.commandsTopic)"])
-        var pace = CommitPace()
+        var paces: [Int32: CommitPace] = [:]
         do {
             try await withGracefulShutdownHandler {
                 for try await message in consumer.messages {
-                    try await handle(message, consumer: consumer, pace: &pace)
+                    try await handle(message, consumer: consumer, pace: &paces[message.partition, default: CommitPace()])
                 }
             } onGracefulShutdown: {
                 Task { await consumer.close() }
@@ -41,8 +41,8 @@ struct CommandConsumerService: Service {
         await consumer.close()
     }
 
-    /// Offsets of messages that stored nothing (ignored, rejected) are committed at most every
-    /// `CommitPace.messages` messages or `CommitPace.interval`: a synchronous commit per message
+    /// Per partition, offsets of messages that stored nothing (ignored, rejected) are committed at
+    /// most every `CommitPace.messages` messages or `CommitPace.interval`: a synchronous commit per message
     /// made every junk message keyed to this device cost a broker round trip. A restart reads the
     /// uncommitted ones again and refuses them again; the next stored command's commit covers them.
     struct CommitPace {
