@@ -110,7 +110,7 @@ struct HostileRun {
 
         for topic in Self.topics {
             tallies[topic]!.quarantined = try await count(
-                "SELECT count(*) FROM rejected_messages WHERE topic = '\(prefix + topic.rawValue)'")
+                "SELECT coalesce(sum(rejected), 0)::bigint FROM rejection_tallies WHERE topic = '\(prefix + topic.rawValue)'")
         }
         tallies[.revocationEvents]!.applied = try await count(
             "SELECT count(*) FROM processed_events WHERE kind = 'revocation'") - 1
@@ -119,7 +119,7 @@ struct HostileRun {
         tallies[.deviceAcks]!.applied = try await count("SELECT (SELECT count(*) FROM device_acks) + (SELECT count(*) FROM pending_acks)")
         let reasons = try await service.withConnection { connection in
             try await connection.query(
-                "SELECT topic, reason, count(*) FROM rejected_messages GROUP BY topic, reason ORDER BY topic, count(*) DESC"
+                "SELECT topic, reason, sum(rejected)::bigint FROM rejection_tallies GROUP BY topic, reason ORDER BY topic, 3 DESC"
             ).map { try $0.decode(String.self, String.self, Int.self) }
         }
         let chains = try await service.withConnection { connection in
@@ -158,9 +158,9 @@ struct HostileRun {
 
     /// Input messages accounted for: events refused or applied, acks refused, applied or held.
     static func accounted(count: (String) async throws -> Int, baseline: Int) async throws -> (events: Int, acks: Int) {
-        let refusedEvents = try await count("SELECT count(*) FROM rejected_messages WHERE topic NOT LIKE '%device_acks'")
+        let refusedEvents = try await count("SELECT coalesce(sum(rejected), 0)::bigint FROM rejection_tallies WHERE topic NOT LIKE '%device_acks'")
         let applied = try await count("SELECT count(*) FROM processed_events") - baseline
-        let refusedAcks = try await count("SELECT count(*) FROM rejected_messages WHERE topic LIKE '%device_acks'")
+        let refusedAcks = try await count("SELECT coalesce(sum(rejected), 0)::bigint FROM rejection_tallies WHERE topic LIKE '%device_acks'")
         let kept = try await count("SELECT (SELECT count(*) FROM device_acks) + (SELECT count(*) FROM pending_acks)")
         return (refusedEvents + applied, refusedAcks + kept)
     }

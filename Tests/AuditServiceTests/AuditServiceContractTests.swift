@@ -56,7 +56,7 @@ import Testing
         #expect(problems("/v1/monitoring/credential", 401, #"{"error":"nope"}"#) == 1)  // not the error shape
         #expect(problems("/health", 200, #"{"status":"ok"}"#, type: "text/plain") == 1)  // wrong content type
         let rejection = #"{"topic":"t","partition":-1,"offset":0,"reason":"r","received_at":"2026-01-01T00:00:00.000Z"}"#
-        #expect(problems("/v1/rejections", 200, #"{"rejections":[\#(rejection)]}"#) == 1)  // below minimum
+        #expect(problems("/v1/rejections", 200, #"{"rejections":[\#(rejection)],"counts":[]}"#) == 1)  // below minimum
         #expect(problems("/v1/nothing-here", 200, "{}") == 1)  // not an operation of the document
         #expect(problems("/health", 200, #"{"status":"ok"}"#) == 0)
     }

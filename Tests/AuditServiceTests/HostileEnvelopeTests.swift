@@ -50,9 +50,9 @@ import Testing
             // Every message is accounted for: refused (stored with its reason) or applied.
             let events = 2 * Self.samplesPerTopic, acks = Self.samplesPerTopic
             try await bed.eventually("every hostile message refused or applied (seed \(seed))", timeout: .seconds(120)) {
-                let refusedEvents = try await bed.count("SELECT count(*) FROM rejected_messages WHERE topic NOT LIKE '%device_acks'")
+                let refusedEvents = try await bed.count("SELECT coalesce(sum(rejected), 0)::bigint FROM rejection_tallies WHERE topic NOT LIKE '%device_acks'")
                 let applied = try await bed.count("SELECT count(*) FROM processed_events") - baseline
-                let refusedAcks = try await bed.count("SELECT count(*) FROM rejected_messages WHERE topic LIKE '%device_acks'")
+                let refusedAcks = try await bed.count("SELECT coalesce(sum(rejected), 0)::bigint FROM rejection_tallies WHERE topic LIKE '%device_acks'")
                 let acksKept = try await bed.count("SELECT (SELECT count(*) FROM device_acks) + (SELECT count(*) FROM pending_acks)")
                 return refusedEvents + applied == events && refusedAcks + acksKept == acks
             }
@@ -73,7 +73,7 @@ import Testing
             // The boundary caught everything: nothing reached SQL to be refused there (unprocessable)
             // or needed the retry budget.
             let reasons = try await bed.withConnection { connection in
-                try await connection.query("SELECT reason, count(*) FROM rejected_messages GROUP BY reason").map {
+                try await connection.query("SELECT reason, sum(rejected)::bigint FROM rejection_tallies GROUP BY reason").map {
                     try $0.decode(String.self, Int.self)
                 }
             }

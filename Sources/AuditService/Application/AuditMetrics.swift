@@ -27,6 +27,13 @@ final class AuditMetrics: Sendable {
     let stalledReadersClosed: Counter
     /// Monitoring requests refused for want of a valid credential (401).
     let monitoringUnauthenticated: Counter
+    /// Quarantine storage, refreshed by the janitor: rows and body bytes kept.
+    let rejectedStoredRows: Gauge
+    let rejectedStoredBytes: Gauge
+    /// Bytes of the acks held unverified (`pending_acks`), refreshed by the deadline monitor.
+    let unverifiedAckBytes: Gauge
+    /// Rejections stored without their body: the hourly byte budget of its topic, partition and reason was spent.
+    let rejectedBodiesNotStored: Counter
 
     init() {
         func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -62,6 +69,36 @@ final class AuditMetrics: Sendable {
         monitoringUnauthenticated = registry.makeCounter(
             descriptor: name(
                 "monitoring_unauthenticated", "total", "Monitoring requests refused without a valid credential."))
+        rejectedStoredRows = registry.makeGauge(
+            descriptor: name("rejected_messages_stored", "", "Rejected messages kept in rejected_messages (bounded per hour and pruned)."))
+        rejectedStoredBytes = registry.makeGauge(
+            descriptor: name("rejected_messages_stored", "bytes", "Bytes of rejected message bodies kept."))
+        unverifiedAckBytes = registry.makeGauge(
+            descriptor: name("unverified_acks", "bytes", "Bytes of the acks held until their revocation event arrives."))
+        rejectedBodiesNotStored = registry.makeCounter(
+            descriptor: name(
+                "rejected_bodies_not_stored", "total",
+                "Rejected messages stored without their body: the hourly byte budget of its topic, partition and reason was spent."))
+    }
+
+    /// A rejection counted but not stored: its topic, partition and reason had their hour's rows.
+    func rejectionNotStored(reason: String) {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "rejections_not_stored", unitName: "total",
+                helpText: "Rejections counted (in messages_rejected too) but not stored: their hour's rows per topic, partition and reason were used."),
+            labels: [("reason", reason)]
+        ).increment()
+    }
+
+    /// A held (unverified) ack evicted to keep `pending_acks` bounded: `device_limit` or `total_limit`.
+    func heldAckEvicted(cause: String) {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", subsystem: "audit", metricName: "unverified_acks_evicted", unitName: "total",
+                helpText: "Acks held before their revocation event and evicted (oldest first) to keep the hold bounded."),
+            labels: [("cause", cause)]
+        ).increment()
     }
 
     func consumed(_ topic: Topic) {

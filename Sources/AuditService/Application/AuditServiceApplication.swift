@@ -59,11 +59,15 @@ public enum AuditServiceApplication {
         let metrics = AuditMetrics()
         let topics = TopicNames(prefix: kafka.topicPrefix)
         let auditLog = AuditLog(signingKey: signingKey)
-        let tracker = RevocationTracker(auditLog: auditLog, ackDeadline: configuration.tracking.ackDeadline)
+        let rejections = RejectionLog(configuration.quarantine)
+        let tracker = RevocationTracker(
+            auditLog: auditLog, ackDeadline: configuration.tracking.ackDeadline, rejections: rejections,
+            heldAcks: HeldAckLimits(perDevice: configuration.tracking.heldAcksPerDevice, total: configuration.tracking.heldAcksMax))
         let writer = ConclusionWriter(signingKey: signingKey)
         let handler = InboundMessageHandler(
             pool: pool, topics: topics, grantServiceKey: grantServiceKey, auditLog: auditLog, tracker: tracker,
-            writer: writer, violationIntake: KeyChainViolationIntake(auditLog: auditLog), metrics: metrics, logger: logger)
+            writer: writer, violationIntake: KeyChainViolationIntake(auditLog: auditLog), rejections: rejections,
+            metrics: metrics, logger: logger)
         let hub = EventStreamHub(
             pool: pool, database: database, pollInterval: configuration.notifications.pollInterval,
             heartbeatInterval: configuration.monitoring.streamHeartbeat,
@@ -119,6 +123,9 @@ public enum AuditServiceApplication {
                 streamRetention: configuration.tracking.streamRetention,
                 reissue: .init(attempts: configuration.tracking.reissueAttempts, backoff: configuration.tracking.reissueBackoff),
                 metrics: metrics, logger: logger),
+            AuditJanitor(
+                pool: pool, retention: configuration.quarantine.retention,
+                interval: configuration.quarantine.janitorInterval, metrics: metrics, logger: logger),
             hub,
             InboundConsumer(
                 configuration: KafkaConsumerConfiguration(

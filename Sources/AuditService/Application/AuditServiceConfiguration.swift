@@ -103,6 +103,32 @@ public struct AuditServiceConfiguration: Sendable {
         /// Wait before the first re-issue, doubled for each one after;
         /// `RESCIND_AUDIT_REISSUE_BACKOFF_SECONDS`.
         public var reissueBackoff: Duration = .seconds(60)
+        /// Acks held (unverified, before their revocation event) per claimed device; one more
+        /// evicts that device's oldest (those a known key of the device verifies last);
+        /// `RESCIND_AUDIT_HELD_ACKS_PER_DEVICE`.
+        public var heldAcksPerDevice = 16
+        /// Acks held in all; one more evicts the oldest (unverified first);
+        /// `RESCIND_AUDIT_HELD_ACKS_MAX`. Each is at most `HeldAcks.maxEnvelopeBytes`.
+        public var heldAcksMax = 10_000
+    }
+
+    /// How much of what it refuses the service keeps. Every rejection is counted (per hour,
+    /// topic, partition and reason) and shown in `/metrics`; the rows and bodies are bounded,
+    /// because anyone who can write to a topic decides how many rejections there are.
+    public struct Quarantine: Sendable {
+        /// Rejected messages and their hourly counts older than this are deleted by the janitor;
+        /// `RESCIND_AUDIT_REJECTION_RETENTION_DAYS`.
+        public var retention: Duration = .seconds(14 * 86_400)
+        /// Rows stored per clock hour, topic, partition and reason; beyond, only counted;
+        /// `RESCIND_AUDIT_REJECTIONS_PER_HOUR`.
+        public var rowsPerHour = 50
+        /// Bytes of message bodies stored per clock hour, topic, partition and reason (each body
+        /// is cut to 64 KiB); beyond, rows are stored without their body;
+        /// `RESCIND_AUDIT_REJECTED_BYTES_PER_HOUR`.
+        public var bytesPerHour = 65_536
+        /// How often the janitor prunes; `RESCIND_AUDIT_JANITOR_INTERVAL_SECONDS`.
+        public var janitorInterval: Duration = .seconds(60)
+        public init() {}
     }
 
     public struct Notifications: Sendable {
@@ -145,6 +171,7 @@ public struct AuditServiceConfiguration: Sendable {
     public var grantService = GrantService()
     public var tracking = Tracking()
     public var notifications = Notifications()
+    public var quarantine = Quarantine()
     /// File holding the 32-byte Ed25519 seed that signs notifications and audit entries;
     /// `RESCIND_AUDIT_SIGNING_KEY_FILE`.
     public var signingKeyFile = ".stack/keys/audit-service.key"
@@ -207,6 +234,18 @@ public struct AuditServiceConfiguration: Sendable {
         tracking.reissueAttempts = try reader.int(
             "RESCIND_AUDIT_REISSUE_ATTEMPTS", default: tracking.reissueAttempts, range: 1...100)
         tracking.reissueBackoff = try reader.seconds("RESCIND_AUDIT_REISSUE_BACKOFF_SECONDS", default: tracking.reissueBackoff)
+        tracking.heldAcksPerDevice = try reader.int(
+            "RESCIND_AUDIT_HELD_ACKS_PER_DEVICE", default: tracking.heldAcksPerDevice, range: 1...10_000)
+        tracking.heldAcksMax = try reader.int(
+            "RESCIND_AUDIT_HELD_ACKS_MAX", default: tracking.heldAcksMax, range: 1...10_000_000)
+        quarantine.retention = .seconds(
+            86_400 * (try reader.int("RESCIND_AUDIT_REJECTION_RETENTION_DAYS", default: 14, range: 1...36_500)))
+        quarantine.rowsPerHour = try reader.int(
+            "RESCIND_AUDIT_REJECTIONS_PER_HOUR", default: quarantine.rowsPerHour, range: 0...10_000_000)
+        quarantine.bytesPerHour = try reader.int(
+            "RESCIND_AUDIT_REJECTED_BYTES_PER_HOUR", default: quarantine.bytesPerHour, range: 0...Int(Int32.max))
+        quarantine.janitorInterval = try reader.seconds(
+            "RESCIND_AUDIT_JANITOR_INTERVAL_SECONDS", default: quarantine.janitorInterval)
         notifications.pollInterval = .milliseconds(
             try reader.int("RESCIND_AUDIT_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))
         notifications.batchSize = try reader.int(

@@ -21,6 +21,7 @@ struct InboundMessageHandler: Sendable {
     let tracker: RevocationTracker
     let writer: ConclusionWriter
     let violationIntake: KeyChainViolationIntake
+    let rejections: RejectionLog
     let metrics: AuditMetrics
     let logger: Logger
 
@@ -51,7 +52,7 @@ struct InboundMessageHandler: Sendable {
                 }
             } catch let rejection as Rejection {
                 // Every check that rejects runs before the first write of its message.
-                try await RejectionLog.record(
+                try await rejections.record(
                     rejection, at: position, envelope: message.value, on: connection, into: &conclusions)
             }
             try await writer.write(conclusions, on: connection)
@@ -68,7 +69,7 @@ struct InboundMessageHandler: Sendable {
         let rejection = Rejection(reason, signer: claimed?["signer"] as? String)
         let conclusions = try await pool.transaction { connection in
             var conclusions = Conclusions()
-            try await RejectionLog.record(rejection, at: position, envelope: message.value, on: connection, into: &conclusions)
+            try await rejections.record(rejection, at: position, envelope: message.value, on: connection, into: &conclusions)
             try await writer.write(conclusions, on: connection)
             return conclusions
         }
@@ -92,6 +93,21 @@ struct InboundMessageHandler: Sendable {
                     LogKey.offset: "\(position.offset)", LogKey.reason: "\(reason)",
                 ])
         }
+        for (reason, position, first) in conclusions.unstoredRejections {
+            metrics.rejected(reason: reason)
+            metrics.rejectionNotStored(reason: reason)
+            // Once per hour, topic, partition and reason: a flood must not fill the log either.
+            if first {
+                logger.warning(
+                    "rejections beyond this hour's stored rows are counted only",
+                    metadata: [
+                        LogKey.topic: "\(position.topic)", LogKey.partition: "\(position.partition)",
+                        LogKey.reason: "\(reason)",
+                    ])
+            }
+        }
+        if conclusions.bodiesNotStored > 0 { metrics.rejectedBodiesNotStored.increment(by: Int64(conclusions.bodiesNotStored)) }
+        for cause in conclusions.evictedHeldAcks { metrics.heldAckEvicted(cause: cause) }
         for notification in conclusions.notifications where notification.kind == .keyChainViolation {
             metrics.keyChainViolation(verification: notification.reporterVerification?.rawValue ?? "unknown")
         }

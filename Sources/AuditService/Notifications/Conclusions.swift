@@ -13,6 +13,13 @@ struct Conclusions: Sendable {
     var reissues: [CommandReissue] = []
     /// The messages rejected: reason code and where each was read.
     var rejections: [(reason: String, position: MessagePosition)] = []
+    /// Rejections beyond their bucket's hourly rows: counted only (`first`: the first of the
+    /// bucket's hour, logged once).
+    var unstoredRejections: [(reason: String, position: MessagePosition, first: Bool)] = []
+    /// Rejections stored without their body (the hourly byte budget of its topic, partition and reason was spent).
+    var bodiesNotStored = 0
+    /// Held acks evicted to keep `pending_acks` bounded, by cause (`device_limit`, `total_limit`).
+    var evictedHeldAcks: [String] = []
 
     mutating func notify(_ notification: AuditNotification) throws {
         notifications.append(notification)

@@ -321,7 +321,7 @@ async function start(credential) {
   const [snapshot, , rejected, reported] = await Promise.all([
     api("v1/revocations" + query),
     refreshSummary(),
-    credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [] }),
+    credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [], counts: [] }),
     api("v1/key-chain-violations" + filterQuery(false)),
   ]);
   violations.clear();
@@ -331,6 +331,11 @@ async function start(credential) {
   for (const revocation of snapshot.revocations) revocations.set(revocation.event_id, revocation);
   renderRevocations();
   for (const rejection of rejected.rejections.reverse()) showRejection(rejection, rejection.received_at);
+  // Every rejection is counted; beyond each hour's stored rows they are not listed.
+  document.getElementById("rejection-counts").textContent = (rejected.counts || []).length === 0 ? "" :
+    "Last 24 h: " + rejected.counts.map(count =>
+      count.reason + " " + count.rejected + (count.stored < count.rejected ? " (" + count.stored + " kept)" : "") +
+      " on " + count.topic).join(" · ");
   follow(snapshot.stream_position);
 }
 

@@ -41,8 +41,18 @@ struct MonitoringController {
         }
     }
 
+    /// Rejections counted in the last 24 hours per topic and reason: every one, stored or not
+    /// (a flood beyond the hourly rows is counted here, not listed above).
+    struct RejectionCount: Encodable {
+        let topic: String
+        let reason: String
+        let rejected: Int
+        let stored: Int
+    }
+
     struct RejectedMessageList: Encodable {
         let rejections: [RejectedMessage]
+        let counts: [RejectionCount]
     }
 
     func addRoutes(to router: Router<BasicRequestContext>) {
@@ -83,12 +93,23 @@ struct MonitoringController {
         router.get("v1/rejections") { request, context in
             try await authorization.scope(of: request, logger: context.logger).requireOperator()
             let limit = try AccessLogController.integer(request, "limit", default: 20, range: 1...500)
-            let rows = try await pool.withConnection { connection in
-                try await connection.query(
+            let (rows, counts) = try await pool.withConnection { connection in
+                let rows = try await connection.query(
                     """
                     SELECT topic, partition, kafka_offset, reason, signer, family_member_id, event_id, device_id, received_at
                     FROM rejected_messages ORDER BY rejection_id DESC LIMIT \(limit)
                     """)
+                let counts = try await connection.query(
+                    """
+                    SELECT topic, reason, sum(rejected)::bigint, sum(stored)::bigint FROM rejection_tallies
+                    WHERE window_start >= date_trunc('hour', now() - interval '23 hours')
+                    GROUP BY topic, reason ORDER BY 3 DESC, topic, reason LIMIT 200
+                    """
+                ).map { row in
+                    let (topic, reason, rejected, stored) = try row.decode(String.self, String.self, Int.self, Int.self)
+                    return RejectionCount(topic: topic, reason: reason, rejected: rejected, stored: min(stored, rejected))
+                }
+                return (rows, counts)
             }
             let rejections = try rows.map { row in
                 let (topic, partition, offset, reason, signer, familyMemberID, eventID, deviceID, receivedAt) = try row.decode(
@@ -98,7 +119,7 @@ struct MonitoringController {
                     topic: topic, partition: partition, offset: offset, reason: reason, signer: signer,
                     familyMemberID: familyMemberID, eventID: eventID, deviceID: deviceID, receivedAt: receivedAt)
             }
-            return try Response.json(RejectedMessageList(rejections: rejections))
+            return try Response.json(RejectedMessageList(rejections: rejections, counts: counts))
         }
         for path in ["", "monitor"] {
             router.get(RouterPath(path)) { _, _ in MonitoringPage.response(for: .html) }

@@ -38,19 +38,21 @@ struct DeadlineMonitor: Service {
         try await pool.withConnection { connection in
             try await connection.execute(
                 "DELETE FROM stream_events WHERE created_at < now() - make_interval(secs => \(streamRetention.seconds))")
-            let (pending, overdue, open, held, unsent) = try await connection.query(
+            let (pending, overdue, open, held, unsent, heldBytes) = try await connection.query(
                 """
                 SELECT (SELECT count(*) FROM revocation_devices WHERE state IN ('pending', 'delivered', 'not_now', 'overdue', 'reissued')),
                        (SELECT count(*) FROM revocation_devices WHERE state = 'overdue'),
                        (SELECT count(*) FROM revocations WHERE completed_at IS NULL),
                        (SELECT count(*) FROM pending_acks),
-                       (SELECT count(*) FROM notification_outbox WHERE sent_at IS NULL)
+                       (SELECT count(*) FROM notification_outbox WHERE sent_at IS NULL),
+                       (SELECT coalesce(sum(length(envelope)), 0)::bigint FROM pending_acks)
                 """
-            ).first!.decode(Int.self, Int.self, Int.self, Int.self, Int.self)
+            ).first!.decode(Int.self, Int.self, Int.self, Int.self, Int.self, Int.self)
             metrics.pendingAcks.set(to: Double(pending))
             metrics.overdueAcks.set(to: Double(overdue))
             metrics.openRevocations.set(to: Double(open))
             metrics.unverifiedAcks.set(to: Double(held))
+            metrics.unverifiedAckBytes.set(to: Double(heldBytes))
             metrics.unsentNotifications.set(to: Double(unsent))
             let states = Dictionary(
                 uniqueKeysWithValues: try await connection.query(

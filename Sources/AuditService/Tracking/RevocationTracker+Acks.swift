@@ -27,15 +27,11 @@ extension RevocationTracker {
         _ bytes: Data?, at position: MessagePosition, on connection: PostgresConnection,
         into conclusions: inout Conclusions
     ) async throws {
+        // Cheap before anything is decoded: no genuine ack comes near this size.
+        if let bytes, bytes.count > HeldAckLimits.maxEnvelopeBytes { throw Rejection("oversized") }
         let message = try Self.decodeAck(bytes)
         guard let revocation = try await RevocationRecord.load(message.payload.eventID, lock: true, on: connection) else {
-            try await connection.execute(
-                """
-                INSERT INTO pending_acks (topic, partition, kafka_offset, event_id, envelope)
-                VALUES (\(position.topic), \(position.partition), \(position.offset), \(message.payload.eventID),
-                        \(bytes ?? Data()))
-                ON CONFLICT DO NOTHING
-                """)
+            try await hold(message, bytes: bytes ?? Data(), at: position, on: connection, into: &conclusions)
             return
         }
         if try await apply(message, to: revocation, on: connection, into: &conclusions) {
@@ -69,12 +65,12 @@ extension RevocationTracker {
             } catch let rejection as Rejection {
                 try await connection.execute("ROLLBACK TO SAVEPOINT held_ack")
                 conclusions = before
-                try await RejectionLog.record(rejection, at: position, envelope: envelope, on: connection, into: &conclusions)
+                try await rejections.record(rejection, at: position, envelope: envelope, on: connection, into: &conclusions)
             } catch {
                 guard case .content(let reason) = HandlingFailure.classify(error) else { throw error }
                 try await connection.execute("ROLLBACK TO SAVEPOINT held_ack")
                 conclusions = before
-                try await RejectionLog.record(
+                try await rejections.record(
                     Rejection(reason, familyMemberID: revocation.familyMemberID, eventID: revocation.eventID),
                     at: position, envelope: envelope, on: connection, into: &conclusions)
             }
@@ -102,7 +98,7 @@ extension RevocationTracker {
         ).map { try $0.decode(String.self, Int32.self, Int64.self, UUID.self, Data.self) }
         for (topic, partition, offset, eventID, envelope) in expired {
             let signer = (try? Self.decodeAck(envelope))?.signer
-            try await RejectionLog.record(
+            try await rejections.record(
                 Rejection("unknown_revocation", signer: signer, eventID: eventID),
                 at: MessagePosition(topic: topic, partition: partition, offset: offset), envelope: envelope,
                 on: connection, into: &conclusions)

@@ -12,6 +12,10 @@ import RescindProtocol
 struct RevocationTracker: Sendable {
     let auditLog: AuditLog
     let ackDeadline: Duration
+    /// Where rejections go, within the quarantine's bounds.
+    var rejections = RejectionLog()
+    /// Bounds of the acks held before their revocation event.
+    var heldAcks = HeldAckLimits()
 
     // MARK: Revocations
 

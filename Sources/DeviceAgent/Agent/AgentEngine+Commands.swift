@@ -26,8 +26,13 @@ extension AgentEngine {
     }
 
     private func receiveUnderMode(_ message: KafkaMessage) async throws -> Receipt {
+        // Cheap checks first: most messages are keyed to other devices, and junk keyed to this one
+        // must cost little (it is judged before the device's genuine commands behind it).
+        if let key = message.key, String(decoding: key, as: UTF8.self).lowercased() != deviceID.text { return .ignored }
+        if let value = message.value, value.count > CommandValidation.maxEnvelopeBytes {
+            return try await reject(.oversized, message)
+        }
         if Self.isReissue(message.value) {
-            if let key = message.key, String(decoding: key, as: UTF8.self).lowercased() != deviceID.text { return .ignored }
             return try await receiveReissue(message)
         }
         switch CommandValidation.validate(
@@ -36,12 +41,7 @@ extension AgentEngine {
         case .ignored:
             return .ignored
         case .rejected(let reason):
-            try await store.increment("rejected_\(reason.rawValue)")
-            metrics.rejected(reason)
-            logger.warning(
-                "rejected a device command",
-                metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
-            return .rejected(reason)
+            return try await reject(reason, message)
         case .accepted(let command):
             guard let keys = keyRing.keys else { return try await receiveLocked(command) }
             var logger = logger
@@ -68,6 +68,15 @@ extension AgentEngine {
             }
             return .stored(commandID: command.commandID)
         }
+    }
+
+    private func reject(_ reason: CommandValidation.Rejection, _ message: KafkaMessage) async throws -> Receipt {
+        try await countRejection(reason.rawValue)
+        metrics.rejected(reason)
+        logger.warning(
+            "rejected a device command",
+            metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
+        return .rejected(reason)
     }
 
     /// Carries out every pending command, in arrival order per family member.

@@ -32,7 +32,7 @@ extension AgentEngine {
         let reissue: CommandReissue
         switch Self.validateReissue(message.value, deviceID: deviceID, auditKey: configuration.auditServiceKey) {
         case .rejected(let reason):
-            try await store.increment("rejected_\(reason.rawValue)")
+            try await countRejection(reason.rawValue)
             metrics.rejected(reason)
             logger.warning(
                 "rejected a command re-issue",

@@ -37,6 +37,8 @@ final class AgentEngine: Sendable {
     /// Signs receipts (`delivered`, `not_now`) with the receipt key, locked or not; `nil` while
     /// this device has none (a locked agent whose data directory never held one).
     private let receiptKey: Mutex<ReceiptSigner?>
+    /// Rejected `device_commands` messages, counted in memory and written in batches.
+    let rejectionCounters = RejectionCounters()
 
     /// An engine that starts locked when `keystore` is `nil`.
     init(
@@ -134,5 +136,23 @@ final class AgentEngine: Sendable {
                 fmk: fmk)
         }
         return result
+    }
+}
+
+extension AgentEngine {
+    /// Counts a rejected `device_commands` message (`rejected_<reason>`), writing the batch when due.
+    func countRejection(_ reason: String) async throws {
+        if rejectionCounters.add("rejected_\(reason)") { try await writeRejectionCounters() }
+    }
+
+    /// Writes the rejection counts not written yet.
+    func writeRejectionCounters() async throws {
+        let counts = rejectionCounters.take()
+        do {
+            try await store.increment(counts)
+        } catch {
+            rejectionCounters.restore(counts)
+            throw error
+        }
     }
 }

@@ -152,6 +152,9 @@ public final class DeviceAgent: Sendable {
 
     /// What this device holds (no secrets).
     public func status() async throws -> AgentStatus {
-        try await AgentStatus.read(store: engine.store, deviceID: deviceID, userID: userID)
+        var status = try await AgentStatus.read(store: engine.store, deviceID: deviceID, userID: userID)
+        // Rejections are written in batches (`RejectionCounters`): add those not written yet.
+        status.counters.merge(engine.rejectionCounters.unwritten()) { $0 + $1 }
+        return status
     }
 }

@@ -23,22 +23,43 @@ struct CommandConsumerService: Service {
         let consumer = try KafkaConsumer(
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
         engine.logger.info("consuming device commands", metadata: [LogKey.topic: "\(configuration.commandsTopic)"])
+        var paces: [Int32: CommitPace] = [:]
         do {
             try await withGracefulShutdownHandler {
                 for try await message in consumer.messages {
-                    try await handle(message, consumer: consumer)
+                    try await handle(message, consumer: consumer, pace: &paces[message.partition, default: CommitPace()])
                 }
             } onGracefulShutdown: {
                 Task { await consumer.close() }
             }
         } catch {
+            try? await engine.writeRejectionCounters()
             await consumer.close()
             throw error
         }
+        try? await engine.writeRejectionCounters()
         await consumer.close()
     }
 
-    private func handle(_ message: KafkaMessage, consumer: KafkaConsumer) async throws {
+    /// Per partition, offsets of messages that stored nothing (ignored, rejected) are committed at
+    /// most every `CommitPace.messages` messages or `CommitPace.interval`: a synchronous commit per message
+    /// made every junk message keyed to this device cost a broker round trip. A restart reads the
+    /// uncommitted ones again and refuses them again; the next stored command's commit covers them.
+    struct CommitPace {
+        static let messages = 500
+        static let interval = Duration.seconds(1)
+        var skipped = 0
+        var lastCommit = ContinuousClock.now
+
+        mutating func shouldCommitSkipped() -> Bool {
+            skipped += 1
+            return skipped >= Self.messages || lastCommit.duration(to: .now) >= Self.interval
+        }
+
+        mutating func committed() { (skipped, lastCommit) = (0, .now) }
+    }
+
+    private func handle(_ message: KafkaMessage, consumer: KafkaConsumer, pace: inout CommitPace) async throws {
         let receipt = try await receiveClassifying(message)
         var commandID: UUID?
         var sealedSeq: Int64?
@@ -47,12 +68,16 @@ struct CommandConsumerService: Service {
             commandID = id
             engine.faults.atStep(.stored)
         case .sealed(let seq): sealedSeq = seq
-        case .ignored, .rejected: break
+        case .ignored, .rejected:
+            guard pace.shouldCommitSkipped() else { return }
         }
+        // The rejections counted so far are written before their offsets are committed.
+        try await engine.writeRejectionCounters()
         try await engine.faults.beforeOffsetCommit(
             .init(partition: message.partition, offset: message.offset, commandID: commandID))
         do {
             try await consumer.commit(message)
+            pace.committed()
         } catch {
             // Not fatal: the message comes again and the inbox recognises it.
             engine.logger.warning("offset commit failed", metadata: [LogKey.error: "\(error)"])

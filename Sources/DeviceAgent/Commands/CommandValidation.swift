@@ -26,12 +26,16 @@ enum CommandValidation: Equatable, Sendable {
         case invalidVersion = "invalid_version"
         /// A field outside `MessageLimits`.
         case invalidField = "invalid_field"
+        /// Larger than any genuine command (`maxEnvelopeBytes`), refused before decoding.
+        case oversized
         /// Genuine as far as could be checked, but taking it in failed for a reason that
         /// retrying does not change (`CommandFailure`).
         case unprocessable
     }
 
     static let trustedSigner = "grant-service"
+    /// A genuine command or re-issue envelope is under 1 KiB; anything larger is junk.
+    static let maxEnvelopeBytes = 16 * 1024
 
     static func validate(key: Data?, value: Data?, deviceID: UUID, serviceKey: Ed25519.PublicKey) -> CommandValidation {
         if let key, String(decoding: key, as: UTF8.self).lowercased() != deviceID.text {

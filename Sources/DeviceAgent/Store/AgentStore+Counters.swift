@@ -11,6 +11,18 @@ extension AgentStore {
         }
     }
 
+    /// Adds several counts in one transaction.
+    func increment(_ counts: [String: Int]) async throws {
+        guard !counts.isEmpty else { return }
+        _ = try await write { db in
+            for (name, value) in counts {
+                try db.execute(
+                    sql: "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+                    arguments: [name, value])
+            }
+        }
+    }
+
     func counters() async throws -> [String: Int] {
         try await read { db in
             Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, value FROM counters").map {
