@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindLifecycle
 import RescindObservability
 import ServiceLifecycle
 import UnixSignals
@@ -78,11 +79,13 @@ public final class DeviceAgent: Sendable {
     /// With `lockSignals`, SIGUSR1 locks the agent and SIGUSR2 unlocks it (`LockControlService`).
     /// With `metrics` (from `AgentMetricsExport.bootstrapPrometheus()`) and
     /// `configuration.metricsFile`, the metrics file is kept up to date.
+    /// With `boundedShutdown` (the agent's process, never an in-process test), graceful shutdown
+    /// may take `configuration.shutdownGrace`; past that the process exits (`ShutdownDeadline`).
     /// - Throws: when a service fails for good (e.g. the local database); the process should
     ///   exit and be restarted, and will converge from its inbox and outbox.
     public func run(
         gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true,
-        metrics: (@Sendable () -> [UInt8])? = nil
+        metrics: (@Sendable () -> [UInt8])? = nil, boundedShutdown: Bool = false
     ) async throws {
         engine.metrics.locked(isLocked)
         engine.logger.notice(
@@ -98,6 +101,10 @@ public final class DeviceAgent: Sendable {
         var services = lockSignals ? self.services + [LockControlService(engine: engine)] : self.services
         if let metrics, let path = engine.configuration.metricsFile {
             services.insert(MetricsFileService(path: path, interval: engine.configuration.metricsInterval, render: metrics, engine: engine), at: 0)
+        }
+        if boundedShutdown {
+            // Last: graceful shutdown reaches it first.
+            services.append(ShutdownDeadline(grace: engine.configuration.shutdownGrace, logger: engine.logger))
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
         try await group.run()
