@@ -10,8 +10,8 @@ import RescindPostgres
 /// commit rewrites each `records` row from it (`UPDATE … FROM staged_records`) and deletes the
 /// staging — every body written twice, the old rows' pages logged whole after a checkpoint.
 /// Write-once (prototype tables `bench_wo_*`, not the product's schema): bodies live in a table
-/// of their own and are written once, by the upload (one COPY per batch, each body naming its
-/// revocation, record and source change); the commit switches the narrow record rows to the new bodies and leaves
+/// of their own and are written once, by the upload; the staging keeps narrow rows naming each
+/// record's new body; the commit switches the narrow record rows to the new bodies and leaves
 /// the old bodies' ids for a cleanup that runs after the commit (timed apart).
 ///
 /// Both run the product's own statements (the no-lost-edit check, the swap, the version bump,
@@ -39,23 +39,17 @@ enum WriteOnceBench {
         try await stack.withConnection { connection in
             try await connection.executeScript(
                 """
-                DROP TABLE IF EXISTS bench_wo_records, bench_wo_bodies, bench_wo_garbage, bench_wo_copy;
+                DROP TABLE IF EXISTS bench_wo_staged, bench_wo_records, bench_wo_bodies, bench_wo_garbage, bench_wo_copy;
                 CREATE TABLE bench_wo_copy (LIKE records INCLUDING ALL,
                     FOREIGN KEY (family_member_id, fmk_version)
                         REFERENCES family_members (family_member_id, current_fmk_version) DEFERRABLE INITIALLY DEFERRED);
                 ALTER TABLE bench_wo_copy SET (toast_tuple_target = 8160);
-                -- Bodies, written once and never updated. An uploaded body names its revocation and the
-                -- change it was re-encrypted from (the staging's row, in the same COPY); the columns stay
-                -- after the commit, unread.
+                -- Bodies, written once and never updated.
                 CREATE TABLE bench_wo_bodies (
-                    body_id           uuid PRIMARY KEY,
-                    staging_id        uuid,
-                    record_id         uuid,
-                    source_change_seq bigint,
-                    nonce             bytea NOT NULL CHECK (length(nonce) = 12),
-                    ciphertext        bytea NOT NULL CHECK (length(ciphertext) <= 1048576),
-                    tag               bytea NOT NULL CHECK (length(tag) = 16));
-                CREATE INDEX bench_wo_bodies_by_staging ON bench_wo_bodies (staging_id, record_id) WHERE staging_id IS NOT NULL;
+                    body_id    uuid PRIMARY KEY,
+                    nonce      bytea NOT NULL CHECK (length(nonce) = 12),
+                    ciphertext bytea NOT NULL CHECK (length(ciphertext) <= 1048576),
+                    tag        bytea NOT NULL CHECK (length(tag) = 16));
                 ALTER TABLE bench_wo_bodies SET (toast_tuple_target = 8160);
                 ALTER TABLE bench_wo_bodies ALTER COLUMN ciphertext SET STORAGE MAIN;
                 -- `records` without the body: the same keys, indexes and deferred version check.
@@ -71,6 +65,12 @@ enum WriteOnceBench {
                 CREATE INDEX bench_wo_records_by_family_member ON bench_wo_records (family_member_id, record_id);
                 CREATE UNIQUE INDEX bench_wo_records_by_change ON bench_wo_records (change_seq);
                 CREATE INDEX bench_wo_records_by_family_member_change ON bench_wo_records (family_member_id, change_seq);
+                CREATE TABLE bench_wo_staged (
+                    staging_id        uuid NOT NULL REFERENCES revocation_stagings (staging_id) ON DELETE CASCADE,
+                    record_id         uuid NOT NULL,
+                    source_change_seq bigint NOT NULL,
+                    body_id           uuid NOT NULL,
+                    PRIMARY KEY (staging_id, record_id));
                 CREATE TABLE bench_wo_garbage (body_id uuid NOT NULL);
                 """)
         }
@@ -128,13 +128,13 @@ enum WriteOnceBench {
         report.note(
             "Storage statements only, on the bench's grant schema: the upload in batches of \(options.uploadBatch) (one "
                 + "transaction each), the commit as the product's (no-lost-edit check, swap, version bump, staging deleted). "
-                + "Write-once: tables bench_wo_bodies (bodies written once, each naming its revocation, record and source "
-                + "change) and bench_wo_records (records without the body); its commit switches record rows to the new bodies and queues the old "
+                + "Write-once: tables bench_wo_bodies (bodies written once), bench_wo_records (records without the body) and "
+                + "bench_wo_staged (narrow staging rows); its commit switches record rows to the new bodies and queues the old "
                 + "ones in bench_wo_garbage; the cleanup deletes them after the commit. A CHECKPOINT precedes every phase. "
                 + "Baseline: one binary COPY of the same bytes into a table LIKE records, in one transaction.")
         try await stack.withConnection { connection in
             try await connection.executeScript(
-                "DROP TABLE IF EXISTS bench_wo_records, bench_wo_bodies, bench_wo_garbage, bench_wo_copy")
+                "DROP TABLE IF EXISTS bench_wo_staged, bench_wo_records, bench_wo_bodies, bench_wo_garbage, bench_wo_copy")
         }
     }
 
@@ -159,7 +159,7 @@ enum WriteOnceBench {
                     for index in onceIDs.indices { try writer.append(onceIDs[index], onceFamily, Int32(1), oldBodies[index]) }
                 }
             }
-            for table in ["records", "bench_wo_records", "bench_wo_bodies", "staged_records"] {
+            for table in ["records", "bench_wo_records", "bench_wo_bodies", "staged_records", "bench_wo_staged"] {
                 try await connection.execute("VACUUM ANALYZE \(identifier: table)")
             }
             let todayStaging = try await stage(todayFamily, owner: owner.keys.userID, records: "records", on: connection)
@@ -267,14 +267,11 @@ enum WriteOnceBench {
         let upload = try await phase(on: connection) {
             for batch in stride(from: 0, to: ids.count, by: options.uploadBatch).map({ $0..<min($0 + options.uploadBatch, ids.count) }) {
                 try await connection.transaction { connection in
+                    try await copyBodies(Array(bodies[batch]), Array(boxes[batch]), on: connection)
                     try await connection.copyFrom(
-                        table: "bench_wo_bodies",
-                        columns: ["body_id", "staging_id", "record_id", "source_change_seq", "nonce", "ciphertext", "tag"]
+                        table: "bench_wo_staged", columns: ["staging_id", "record_id", "source_change_seq", "body_id"]
                     ) { writer in
-                        for index in batch {
-                            let box = boxes[index]
-                            try writer.append(bodies[index], staging, ids[index], sources[ids[index]]!, box.nonce, box.ciphertext, box.tag)
-                        }
+                        for index in batch { try writer.append(staging, ids[index], sources[ids[index]]!, bodies[index]) }
                     }
                     try await connection.execute(
                         "UPDATE revocation_stagings SET staged_count = staged_count + \(batch.count) WHERE staging_id = \(staging)")
@@ -284,19 +281,19 @@ enum WriteOnceBench {
         let commit = try await phase(on: connection) {
             try await connection.transaction { connection in
                 try await connection.execute("SET LOCAL enable_nestloop = off")
-                try await checkNoEditIsLost(familyMember, staging, records: "bench_wo_records", staged: "bench_wo_bodies", on: connection)
+                try await checkNoEditIsLost(familyMember, staging, records: "bench_wo_records", staged: "bench_wo_staged", on: connection)
                 // The old bodies are queued before the switch (one narrow row each) and deleted after the commit.
                 try await connection.execute(
                     """
                     INSERT INTO bench_wo_garbage (body_id)
-                    SELECT r.body_id FROM bench_wo_records r JOIN bench_wo_bodies s ON s.staging_id = \(staging) AND s.record_id = r.record_id
+                    SELECT r.body_id FROM bench_wo_records r JOIN bench_wo_staged s ON s.staging_id = \(staging) AND s.record_id = r.record_id
                     WHERE r.family_member_id = \(familyMember) AND r.change_seq = s.source_change_seq
                     """)
                 let swapped = try await connection.execute(
                     """
                     UPDATE bench_wo_records r
                     SET fmk_version = 2, body_id = s.body_id, change_seq = nextval('record_change_seq'), updated_at = now()
-                    FROM bench_wo_bodies s
+                    FROM bench_wo_staged s
                     WHERE s.staging_id = \(staging) AND r.record_id = s.record_id
                       AND r.family_member_id = \(familyMember) AND r.change_seq = s.source_change_seq
                     """)
