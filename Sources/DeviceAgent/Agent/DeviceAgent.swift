@@ -57,6 +57,9 @@ public final class DeviceAgent: Sendable {
             identity = KeystoreIdentity(opened)
         }
         let store = try AgentStore(path: configuration.databasePath)
+        // What a crash left in the write-ahead log goes into the database, and an erasure's
+        // unfinished VACUUM is finished, before anything else runs.
+        try await store.scrub()
         try await store.vacuumIfNeeded()
         // What a download interrupted by a crash staged is never swapped in. (Only the agent
         // clears it: a status reader opening the database must not touch a running download.)
