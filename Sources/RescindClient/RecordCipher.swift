@@ -47,19 +47,23 @@ public enum RecordCipher {
     /// bodies of `batchSize` records, the batches on every core at once. No buffer per
     /// record: each batch reuses one scratch buffer and one pair of cipher contexts.
     /// - Throws: `CryptoError.authenticationFailed` if a record does not open under `oldKey`.
+    /// - Parameter maximumWorkers: at most this many batches at once (default: one per core).
     public static func resealIntoBatches(
-        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int, batchSize: Int
+        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int, batchSize: Int,
+        maximumWorkers: Int = ProcessInfo.processInfo.activeProcessorCount
     ) async throws -> [BinaryRecords.UploadBatchWriter] {
         let size = max(1, batchSize)
         let starts = Array(stride(from: 0, to: records.count, by: size))
+        let workers = max(1, maximumWorkers)
         return try await withThrowingTaskGroup(of: (Int, BinaryRecords.UploadBatchWriter).self) { group in
+            var batches = [BinaryRecords.UploadBatchWriter?](repeating: nil, count: starts.count)
             for (index, start) in starts.enumerated() {
+                if index >= workers, let finished = try await group.next() { batches[finished.0] = finished.1 }
                 let slice = records[start..<min(start + size, records.count)]
                 group.addTask {
                     (index, try resealBatch(slice, from: oldKey, to: newKey, newVersion: newVersion))
                 }
             }
-            var batches = [BinaryRecords.UploadBatchWriter?](repeating: nil, count: starts.count)
             for try await (index, batch) in group { batches[index] = batch }
             return batches.map { $0! }
         }
