@@ -34,6 +34,9 @@ enum CryptoBench {
         var projectAppending: [Double] = []
         var projectClient: [Double] = []
         var projectClientOne: [Double] = []
+        // Load-robust companions of the wall-clock figures: process CPU time and minor faults per pass.
+        var (rawCPUOne, rawCPUAll): ([Double], [Double]) = ([], [])
+        var (clientOne, clientAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
         // The same records as the client holds them after a download, for its path.
         let familyMemberID = UUID()
         let records = zip(ids, boxes).enumerated().map { index, pair in
@@ -47,9 +50,13 @@ enum CryptoBench {
         batch.reserveCapacity(requests.reduce(0) { $0 + $1.box.combined.count })
         for run in 1...options.runs {
             let (_, p1) = try Timing.measure { try AESGCMResealer(from: oldKey, to: newKey).reseal(requests) }
+            let rawOneBefore = ProcessCounters.now()
             let (_, r1) = try Timing.measure { try RawEVPBaseline.reseal(requests, in: requests.indices, from: oldKey, to: newKey) }
+            rawCPUOne.append((ProcessCounters.now() - rawOneBefore).cpuSeconds)
             let (_, pn) = try Timing.measure { try AESGCM.reseal(requests, from: oldKey, to: newKey) }
+            let rawAllBefore = ProcessCounters.now()
             let (_, rn) = try Timing.measure { try rawAllCores(requests, from: oldKey, to: newKey, workers: cores) }
+            rawCPUAll.append((ProcessCounters.now() - rawAllBefore).cpuSeconds)
             let (_, pd) = try Timing.measure {
                 // As an upload batch is built: every record appended to one buffer, reused pass after pass.
                 batch.removeAll(keepingCapacity: true)
@@ -61,8 +68,10 @@ enum CryptoBench {
                 }
             }
             // The client's path twice, the same work each time: on one worker, then on every core.
-            let pc1 = try await clientPath(records, from: oldKey, to: newKey, workers: 1)
-            let pc = try await clientPath(records, from: oldKey, to: newKey, workers: cores)
+            let (pc1, counters1) = try await clientPath(records, from: oldKey, to: newKey, workers: 1)
+            let (pc, countersN) = try await clientPath(records, from: oldKey, to: newKey, workers: cores)
+            clientOne.append(counters1)
+            clientAll.append(countersN)
             projectClientOne.append(count / pc1)
             projectClient.append(count / pc)
             projectAppending.append(count / pd)
@@ -70,11 +79,19 @@ enum CryptoBench {
             rawOne.append(count / r1)
             projectAll.append(count / pn)
             rawAll.append(count / rn)
-            BenchReport.log(
-                "run \(run): records/s one core: appending \(Format.grouped(count / pd)), SealedBox each \(Format.grouped(count / p1)), raw EVP \(Format.grouped(count / r1)); "
-                    + "\(cores) cores: AESGCM.reseal \(Format.grouped(count / pn)), raw EVP \(Format.grouped(count / rn)); "
-                    + "client's path: 1 worker \(Format.grouped(count / pc1)), \(cores) workers \(Format.grouped(count / pc)) "
-                    + "(\(String(format: "%.2f×", pc1 / pc)); raw EVP \(String(format: "%.2f×", r1 / rn)))")
+            let perRecord = { (value: Double) in String(format: "%.2f", value / count) }
+            let line: [String] = [
+                "run \(run): records/s one core: appending \(Format.grouped(count / pd)), ",
+                "SealedBox each \(Format.grouped(count / p1)), raw EVP \(Format.grouped(count / r1)); ",
+                "\(cores) cores: AESGCM.reseal \(Format.grouped(count / pn)), raw EVP \(Format.grouped(count / rn)); ",
+                "client's path: 1 worker \(Format.grouped(count / pc1)), \(cores) workers \(Format.grouped(count / pc)) ",
+                "(\(String(format: "%.2f×", pc1 / pc)); raw EVP \(String(format: "%.2f×", r1 / rn))); ",
+                "CPU µs/record client 1 worker \(perRecord(counters1.cpuSeconds * 1e6)), ",
+                "\(cores) workers \(perRecord(countersN.cpuSeconds * 1e6)), ",
+                "raw EVP 1 thread \(perRecord(rawCPUOne.last! * 1e6)), \(cores) threads \(perRecord(rawCPUAll.last! * 1e6)); ",
+                "minor faults/record client \(perRecord(Double(counters1.minorFaults))), \(perRecord(Double(countersN.minorFaults)))",
+            ]
+            BenchReport.log(line.joined())
         }
         let medianProjectOne = Statistics.median(projectOne)
         let medianProjectAll = Statistics.median(projectAll)
@@ -101,6 +118,17 @@ enum CryptoBench {
             "\(cores) cores ÷ 1 core (client's path on \(cores) workers ÷ the same on 1)",
             project: String(format: "%.2f×", medianClient / medianClientOne),
             baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
+        let perRecord = { (values: [Double]) in String(format: "%.2f", Statistics.median(values) / count) }
+        let robust: [String] = [
+            "Load-robust view (process CPU time and minor page faults, median per pass): the client's path costs ",
+            "\(perRecord(clientOne.map { $0.cpuSeconds * 1e6 })) µs of CPU per record on 1 worker and ",
+            "\(perRecord(clientAll.map { $0.cpuSeconds * 1e6 })) µs on \(cores) ",
+            "(raw EVP: \(perRecord(rawCPUOne.map { $0 * 1e6 })) and \(perRecord(rawCPUAll.map { $0 * 1e6 })) µs), with ",
+            "\(perRecord(clientOne.map { Double($0.minorFaults) })) and \(perRecord(clientAll.map { Double($0.minorFaults) })) ",
+            "minor faults per record. Equal CPU per record on 1 and \(cores) workers means the extra workers add no work ",
+            "of their own; a wall-clock ratio below \(cores)× then comes from time not given to the process (other load).",
+        ]
+        report.note(robust.joined())
         report.note(
             "Baseline: `RawEVPBaseline` (RescindCrypto), EVP contexts and buffers reused, nonces from RAND_bytes 64 at a time, "
                 + "no allocation per record; all-core baseline = the same loop on \(cores) threads (one slice each). "
@@ -157,16 +185,18 @@ enum CryptoBench {
 
     /// The client's path (`RecordCipher.resealIntoBatches`, 500-record bodies) on `workers`
     /// workers; the bodies are dropped after the clock stops, as an upload would drop them.
-    /// - Returns: seconds.
+    /// - Returns: seconds, and the process's CPU time and minor faults meanwhile.
     private static func clientPath(
         _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, workers: Int
-    ) async throws -> Double {
+    ) async throws -> (seconds: Double, counters: ProcessCounters) {
+        let counters = ProcessCounters.now()
         let start = ContinuousClock.now
         let batches = try await RecordCipher.resealIntoBatches(
             records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
         let seconds = Timing.seconds(ContinuousClock.now - start)
+        let used = ProcessCounters.now() - counters
         guard batches.reduce(0, { $0 + $1.count }) == records.count else { throw BenchError("the client path lost records") }
-        return seconds
+        return (seconds, used)
     }
 
     /// The raw loop on `workers` threads, one contiguous slice each.
