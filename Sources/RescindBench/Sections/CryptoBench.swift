@@ -37,6 +37,9 @@ enum CryptoBench {
         // Load-robust companions of the wall-clock figures: process CPU time and minor faults per pass.
         var (rawCPUOne, rawCPUAll): ([Double], [Double]) = ([], [])
         var (clientOne, clientAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
+        // The client's path as it was before issue 19 item 1 (`PreviousClientPath`), same records.
+        var (previousOne, previousAll): ([Double], [Double]) = ([], [])
+        var (previousCountersOne, previousCountersAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
         // The same records as the client holds them after a download, for its path.
         let familyMemberID = UUID()
         let records = zip(ids, boxes).enumerated().map { index, pair in
@@ -72,6 +75,12 @@ enum CryptoBench {
             let (pc, countersN) = try await clientPath(records, from: oldKey, to: newKey, workers: cores)
             clientOne.append(counters1)
             clientAll.append(countersN)
+            let (pp1, previous1) = try await clientPath(records, from: oldKey, to: newKey, workers: 1, previous: true)
+            let (ppn, previousN) = try await clientPath(records, from: oldKey, to: newKey, workers: cores, previous: true)
+            previousOne.append(count / pp1)
+            previousAll.append(count / ppn)
+            previousCountersOne.append(previous1)
+            previousCountersAll.append(previousN)
             projectClientOne.append(count / pc1)
             projectClient.append(count / pc)
             projectAppending.append(count / pd)
@@ -89,7 +98,11 @@ enum CryptoBench {
                 "CPU µs/record client 1 worker \(perRecord(counters1.cpuSeconds * 1e6)), ",
                 "\(cores) workers \(perRecord(countersN.cpuSeconds * 1e6)), ",
                 "raw EVP 1 thread \(perRecord(rawCPUOne.last! * 1e6)), \(cores) threads \(perRecord(rawCPUAll.last! * 1e6)); ",
-                "minor faults/record client \(perRecord(Double(counters1.minorFaults))), \(perRecord(Double(countersN.minorFaults)))",
+                "minor faults/record client \(perRecord(Double(counters1.minorFaults))), \(perRecord(Double(countersN.minorFaults))); ",
+                "previous client path: 1 worker \(Format.grouped(count / pp1)), \(cores) workers \(Format.grouped(count / ppn)) ",
+                "(\(String(format: "%.2f×", pp1 / ppn))), CPU µs/record \(perRecord(previous1.cpuSeconds * 1e6)), ",
+                "\(perRecord(previousN.cpuSeconds * 1e6)), minor faults/record \(perRecord(Double(previous1.minorFaults))), ",
+                "\(perRecord(Double(previousN.minorFaults)))",
             ]
             BenchReport.log(line.joined())
         }
@@ -118,6 +131,17 @@ enum CryptoBench {
             "\(cores) cores ÷ 1 core (client's path on \(cores) workers ÷ the same on 1)",
             project: String(format: "%.2f×", medianClient / medianClientOne),
             baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
+        let medianPreviousOne = Statistics.median(previousOne)
+        let medianPreviousAll = Statistics.median(previousAll)
+        report.add(
+            "… before issue 19 (task per batch on the cooperative pool, resealer per batch, record copied first): 1 worker",
+            project: .rate(medianPreviousOne, "records"), baseline: .rate(medianRawOne, "records"))
+        report.add(
+            "… before issue 19: all \(cores) cores", project: .rate(medianPreviousAll, "records"),
+            baseline: .rate(medianRawAll, "records"))
+        report.add(
+            "… before issue 19: \(cores) cores ÷ 1 core", project: String(format: "%.2f×", medianPreviousAll / medianPreviousOne),
+            baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
         let perRecord = { (values: [Double]) in String(format: "%.2f", Statistics.median(values) / count) }
         let robust: [String] = [
             "Load-robust view (process CPU time and minor page faults, median per pass): the client's path costs ",
@@ -126,7 +150,10 @@ enum CryptoBench {
             "(raw EVP: \(perRecord(rawCPUOne.map { $0 * 1e6 })) and \(perRecord(rawCPUAll.map { $0 * 1e6 })) µs), with ",
             "\(perRecord(clientOne.map { Double($0.minorFaults) })) and \(perRecord(clientAll.map { Double($0.minorFaults) })) ",
             "minor faults per record. Equal CPU per record on 1 and \(cores) workers means the extra workers add no work ",
-            "of their own; a wall-clock ratio below \(cores)× then comes from time not given to the process (other load).",
+            "of their own; a wall-clock ratio below \(cores)× then comes from time not given to the process (other load). ",
+            "Before issue 19: \(perRecord(previousCountersOne.map { $0.cpuSeconds * 1e6 })) and ",
+            "\(perRecord(previousCountersAll.map { $0.cpuSeconds * 1e6 })) µs, \(perRecord(previousCountersOne.map { Double($0.minorFaults) })) ",
+            "and \(perRecord(previousCountersAll.map { Double($0.minorFaults) })) minor faults per record.",
         ]
         report.note(robust.joined())
         report.note(
@@ -183,16 +210,23 @@ enum CryptoBench {
                 + "(re-encryption only: the three key wraps, ~0.1 ms each, have no raw counterpart).")
     }
 
-    /// The client's path (`RecordCipher.resealIntoBatches`, 500-record bodies) on `workers`
-    /// workers; the bodies are dropped after the clock stops, as an upload would drop them.
+    /// The client's path (`RecordCipher.resealIntoBatches`, 500-record bodies; `previous`:
+    /// `PreviousClientPath`) on `workers` workers; the bodies are dropped after the clock
+    /// stops, as an upload would drop them.
     /// - Returns: seconds, and the process's CPU time and minor faults meanwhile.
     private static func clientPath(
-        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, workers: Int
+        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, workers: Int, previous: Bool = false
     ) async throws -> (seconds: Double, counters: ProcessCounters) {
         let counters = ProcessCounters.now()
         let start = ContinuousClock.now
-        let batches = try await RecordCipher.resealIntoBatches(
-            records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
+        let batches: [BinaryRecords.UploadBatchWriter]
+        if previous {
+            batches = try await PreviousClientPath.resealIntoBatches(
+                records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
+        } else {
+            batches = try await RecordCipher.resealIntoBatches(
+                records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
+        }
         let seconds = Timing.seconds(ContinuousClock.now - start)
         let used = ProcessCounters.now() - counters
         guard batches.reduce(0, { $0 + $1.count }) == records.count else { throw BenchError("the client path lost records") }
