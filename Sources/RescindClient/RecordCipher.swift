@@ -44,46 +44,42 @@ public enum RecordCipher {
     }
 
     /// Re-encrypts records from one FMK version to the next straight into upload batch
-    /// bodies of `batchSize` records, the batches on every core at once. No buffer per
-    /// record: each batch reuses one scratch buffer and one pair of cipher contexts.
-    /// - Throws: `CryptoError.authenticationFailed` if a record does not open under `oldKey`.
+    /// bodies of `batchSize` records, the batches on every core at once (off Swift's
+    /// cooperative pool: `AESGCM.resealBatches`). No buffer per record: each worker keeps one
+    /// pair of cipher contexts and one plaintext scratch for all its batches, and each record
+    /// is opened from the downloaded nonce, ciphertext and tag where they lie.
+    /// - Parameter maximumWorkers: at most this many batches at once (default: one per core).
+    /// - Throws: `CryptoError.authenticationFailed` if a record does not open under `oldKey`
+    ///   and its own id and version, `CryptoError.invalidInput` for a nonce or tag of the
+    ///   wrong length; no batch is returned then.
     public static func resealIntoBatches(
-        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int, batchSize: Int
+        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int, batchSize: Int,
+        maximumWorkers: Int = ProcessInfo.processInfo.activeProcessorCount
     ) async throws -> [BinaryRecords.UploadBatchWriter] {
         let size = max(1, batchSize)
-        let starts = Array(stride(from: 0, to: records.count, by: size))
-        return try await withThrowingTaskGroup(of: (Int, BinaryRecords.UploadBatchWriter).self) { group in
-            for (index, start) in starts.enumerated() {
-                let slice = records[start..<min(start + size, records.count)]
-                group.addTask {
-                    (index, try resealBatch(slice, from: oldKey, to: newKey, newVersion: newVersion))
-                }
-            }
-            var batches = [BinaryRecords.UploadBatchWriter?](repeating: nil, count: starts.count)
-            for try await (index, batch) in group { batches[index] = batch }
-            return batches.map { $0! }
+        let batches = (records.count + size - 1) / size
+        return try await AESGCM.resealBatches(count: batches, from: oldKey, to: newKey, maximumWorkers: maximumWorkers) {
+            resealer, index in
+            let start = index * size
+            return try resealBatch(
+                records[start..<min(start + size, records.count)], with: resealer, newVersion: UInt32(newVersion))
         }
     }
 
     private static func resealBatch(
-        _ records: ArraySlice<RecordResponse>, from oldKey: SecretKey, to newKey: SecretKey, newVersion: Int
+        _ records: ArraySlice<RecordResponse>, with resealer: AESGCMResealer, newVersion: UInt32
     ) throws -> BinaryRecords.UploadBatchWriter {
-        let resealer = AESGCMResealer(from: oldKey, to: newKey)
         var writer = BinaryRecords.UploadBatchWriter(
             capacity: records.reduce(0) { $0 + BinaryRecords.uploadOverhead + $1.ciphertext.count })
-        var combined: [UInt8] = []
         for record in records {
-            combined.removeAll(keepingCapacity: true)
-            combined += record.nonce
-            combined += record.ciphertext
-            combined += record.tag
             try writer.append(
-                recordID: record.recordID, sourceChangeSeq: record.changeSeq, sealedByteCount: combined.count
+                recordID: record.recordID, sourceChangeSeq: record.changeSeq,
+                sealedByteCount: record.nonce.count + record.ciphertext.count + record.tag.count
             ) { body in
                 try resealer.reseal(
-                    combined: combined,
+                    nonce: record.nonce, ciphertext: record.ciphertext, tag: record.tag,
                     oldAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: UInt32(record.fmkVersion)),
-                    newAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: UInt32(newVersion)),
+                    newAssociatedData: RecordAssociatedData.make(recordID: record.recordID, fmkVersion: newVersion),
                     appendingTo: &body)
             }
         }

@@ -90,10 +90,11 @@ extension AESGCM {
 
 /// A buffer that several `concurrentPerform` workers write into.
 ///
-/// `@unchecked Sendable`: every index is written by exactly one worker (slices are disjoint),
+/// `@unchecked Sendable`: every index is written by exactly one worker (slices are disjoint,
+/// or, in `resealBatches`, each index is handed out once by an atomic cursor),
 /// nothing reads the buffer until `concurrentPerform` has returned (which happens-after every
 /// worker), and the buffer outlives that call (it is scoped by `withUnsafeMutableBufferPointer`).
-private struct DisjointWrites<Element>: @unchecked Sendable {
+struct DisjointWrites<Element>: @unchecked Sendable {
     let buffer: UnsafeMutableBufferPointer<Element>
 
     init(_ buffer: UnsafeMutableBufferPointer<Element>) {

@@ -170,15 +170,39 @@ public final class AESGCMCipher {
         authenticating associatedData: UnsafeRawBufferPointer,
         into output: UnsafeMutableRawBufferPointer
     ) throws {
-        guard combined.count >= AESGCM.overheadByteCount, associatedData.count <= Int(Int32.max) else {
+        guard combined.count >= AESGCM.overheadByteCount else {
             throw CryptoError(.invalidInput)
         }
-        let count = combined.count - AESGCM.overheadByteCount
+        let tagStart = combined.count - AESGCM.tagByteCount
+        try open(
+            nonce: UnsafeRawBufferPointer(rebasing: combined[..<AESGCM.nonceByteCount]),
+            ciphertext: UnsafeRawBufferPointer(rebasing: combined[AESGCM.nonceByteCount..<tagStart]),
+            tag: UnsafeRawBufferPointer(rebasing: combined[tagStart...]),
+            authenticating: associatedData, into: output)
+    }
+
+    /// Opens a record given as its three parts, wherever each lies, into `output` (at least
+    /// ciphertext-sized). On any failure the first ciphertext-length bytes of `output` are
+    /// zeroed before the error is thrown.
+    /// - Throws: `CryptoError.invalidInput` unless the nonce is 12 bytes and the tag 16 (a
+    ///   truncated tag is never accepted), `authenticationFailed` as `open(combined:)`.
+    func open(
+        nonce nonceBytes: UnsafeRawBufferPointer,
+        ciphertext ciphertextBytes: UnsafeRawBufferPointer,
+        tag tagBytes: UnsafeRawBufferPointer,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard nonceBytes.count == AESGCM.nonceByteCount, tagBytes.count == AESGCM.tagByteCount,
+            ciphertextBytes.count <= AESGCM.maximumMessageByteCount, associatedData.count <= Int(Int32.max)
+        else {
+            throw CryptoError(.invalidInput)
+        }
+        let count = ciphertextBytes.count
         precondition(output.count >= count)
         let context = try opener()
-        let nonce: UnsafePointer<UInt8> = typedBase(combined)
-        let ciphertext = nonce + AESGCM.nonceByteCount
-        let tag = ciphertext + count
+        let nonce: UnsafePointer<UInt8> = typedBase(nonceBytes)
+        let tag: UnsafePointer<UInt8> = typedBase(tagBytes)
         do {
             try context.withContext { ctx in
                 try OpenSSLError.check(EVP_CipherInit_ex(ctx, nil, nil, nil, nonce, -1), or: .libraryFailure)
@@ -193,7 +217,7 @@ public final class AESGCMCipher {
                 let plaintext = count > 0 ? output.baseAddress!.assumingMemoryBound(to: UInt8.self) : nil
                 if let plaintext {
                     try OpenSSLError.check(
-                        EVP_CipherUpdate(ctx, plaintext, &written, ciphertext, Int32(count)),
+                        EVP_CipherUpdate(ctx, plaintext, &written, typedBase(ciphertextBytes), Int32(count)),
                         or: .libraryFailure
                     )
                 }

@@ -71,6 +71,35 @@ public final class AESGCMResealer {
         }
     }
 
+    /// Re-encrypts one record given as its three parts (as a download holds them, each where
+    /// it lies: no copy into one buffer first) and appends the new record in wire layout
+    /// (`nonce ‖ ciphertext ‖ tag`) to `output`.
+    /// - Throws: `CryptoError.invalidInput` unless `nonce` is 12 bytes and `tag` 16,
+    ///   `CryptoError.authenticationFailed` if the record does not open under the old key and
+    ///   `oldAssociatedData`; `output` is unchanged then.
+    public func reseal(
+        nonce: some ContiguousBytes,
+        ciphertext: some ContiguousBytes,
+        tag: some ContiguousBytes,
+        oldAssociatedData: [UInt8],
+        newAssociatedData: [UInt8],
+        appendingTo output: inout [UInt8]
+    ) throws {
+        try nonce.withUnsafeBytes { nonce in
+            try ciphertext.withUnsafeBytes { ciphertext in
+                try tag.withUnsafeBytes { tag in
+                    try withOpened(
+                        nonce: nonce, ciphertext: ciphertext, tag: tag, authenticating: oldAssociatedData
+                    ) { plaintext in
+                        try newAssociatedData.withUnsafeBytes { associatedData in
+                            try sealer.seal(plaintext, authenticating: associatedData, appendingTo: &output)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Opens `combined` under the old key into the scratch buffer, hands the plaintext to
     /// `body`, and zeroes it afterwards whatever happens.
     private func withOpened<Result>(
@@ -78,12 +107,26 @@ public final class AESGCMResealer {
         _ body: (UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result {
         guard combined.count >= AESGCM.overheadByteCount else { throw CryptoError(.invalidInput) }
-        let count = combined.count - AESGCM.overheadByteCount
+        let tagStart = combined.count - AESGCM.tagByteCount
+        return try withOpened(
+            nonce: UnsafeRawBufferPointer(rebasing: combined[..<AESGCM.nonceByteCount]),
+            ciphertext: UnsafeRawBufferPointer(rebasing: combined[AESGCM.nonceByteCount..<tagStart]),
+            tag: UnsafeRawBufferPointer(rebasing: combined[tagStart...]),
+            authenticating: oldAssociatedData, body)
+    }
+
+    /// As `withOpened(_:authenticating:_:)`, for a record given as its three parts.
+    private func withOpened<Result>(
+        nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        authenticating oldAssociatedData: [UInt8],
+        _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
+        let count = ciphertext.count
         reserveScratch(count)
         let plaintext = UnsafeMutableRawBufferPointer(rebasing: scratch[..<count])
         defer { Sodium.zero(plaintext) }
         try oldAssociatedData.withUnsafeBytes { associatedData in
-            try opener.open(combined: combined, authenticating: associatedData, into: plaintext)
+            try opener.open(nonce: nonce, ciphertext: ciphertext, tag: tag, authenticating: associatedData, into: plaintext)
         }
         return try body(UnsafeRawBufferPointer(plaintext))
     }
