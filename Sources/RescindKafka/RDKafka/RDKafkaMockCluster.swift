@@ -21,7 +21,9 @@ import Foundation
 
     /// The version of the librdkafka this process loaded (`rd_kafka_version_str`), whose mock
     /// cluster this is: Debian's 2.0.2, or another one put first on `LD_LIBRARY_PATH`.
-    public static var libraryVersion: String { String(cString: rd_kafka_version_str()) }
+    public static var libraryVersion: String { loadedVersion() }
+
+    private static func loadedVersion() -> String { String(cString: rd_kafka_version_str()) }
 
     /// - Throws: `KafkaError` `.developmentCluster` when `brokers` is outside 1...64 or
     ///   librdkafka cannot start the mock (no free port, …).
