@@ -20,11 +20,16 @@ import Glibc
 /// So these tests run with a current librdkafka — `scripts/test.sh` runs them in its Tansu pass,
 /// with the one `scripts/tansu.sh` puts on `LD_LIBRARY_PATH` (2.16, from the confluent-kafka
 /// 2.16.1 wheel), which the chaos process and every process it starts load — and skip under 2.0.x.
-@Suite(.serialized) struct ChaosCommandTests {
+@Suite(
+    .serialized,
+    .enabled(if: ChaosRunConditions.hasPostgres, "needs PostgreSQL's server programs (initdb)"),
+    .disabled(
+        if: ChaosRunConditions.mockAborts,
+        "librdkafka 2.0's mock cluster once aborted the chaos run after an outage: scripts/test.sh runs this in its Tansu pass (librdkafka 2.16)"
+    ))
+struct ChaosCommandTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    static let hasPostgres = ThrowawayPostgres.findBinaries() != nil
-    static let mockAborts = DevelopmentCluster.librdkafkaVersion.hasPrefix("2.0.")
 
     static let invariants = [
         "converged", "outbox_published", "revocations_completed", "devices_converged", "records_decrypt",
@@ -39,10 +44,6 @@ import Glibc
 
     @Test(
         "the short chaos run: every kind of fault strikes and every invariant holds",
-        .enabled(if: hasPostgres, "needs PostgreSQL's server programs (initdb)"),
-        .disabled(
-            if: mockAborts,
-            "librdkafka 2.0's mock cluster once aborted the chaos run after an outage: scripts/test.sh runs this in its Tansu pass (librdkafka 2.16)"),
         .timeLimit(.minutes(5)))
     func shortChaosRun() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: rescindDev.path), "build the products first (swift build)")
@@ -66,10 +67,6 @@ import Glibc
     /// services, six agents, its PostgreSQL postmaster and backends) may keep running after it.
     @Test(
         "rescind-dev chaos killed with SIGKILL mid-run leaves none of its processes running",
-        .enabled(if: hasPostgres, "needs PostgreSQL's server programs (initdb)"),
-        .disabled(
-            if: mockAborts,
-            "librdkafka 2.0's mock cluster once aborted the chaos run after an outage: scripts/test.sh runs this in its Tansu pass (librdkafka 2.16)"),
         .timeLimit(.minutes(4)))
     func killedChaosRunLeavesNothingRunning() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: rescindDev.path), "build the products first (swift build)")
@@ -118,6 +115,13 @@ import Glibc
         for process in alive { kill(process.pid, SIGKILL) }
         #expect(alive.isEmpty, "survived the chaos run: \(alive.map { "\($0.pid) \($0.command)" })")
     }
+}
+
+/// When the chaos tests can run (their suite's traits).
+enum ChaosRunConditions {
+    static let hasPostgres = ThrowawayPostgres.findBinaries() != nil
+    /// Debian's librdkafka 2.0.x is loaded (its mock cluster once aborted the chaos run).
+    static let mockAborts = DevelopmentCluster.librdkafkaVersion.hasPrefix("2.0.")
 }
 
 /// The processes below one, read from `/proc` (Linux).
