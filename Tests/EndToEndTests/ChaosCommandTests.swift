@@ -114,6 +114,18 @@ struct ChaosCommandTests {
         // Whatever survived is killed here, so that a failure does not leave it running either.
         for process in alive { kill(process.pid, SIGKILL) }
         #expect(alive.isEmpty, "survived the chaos run: \(alive.map { "\($0.pid) \($0.command)" })")
+        // What a killed run cannot remove itself: its work directory and its cluster's.
+        for prefix in ["work directory ", "PostgreSQL's directory: "] {
+            guard let line = chaos.text.split(separator: "\n").first(where: { $0.contains(prefix) }),
+                let range = line.range(of: prefix)
+            else { continue }
+            let path = line[range.upperBound...].split(separator: " ").first.map(String.init) ?? ""
+            if path.hasPrefix("/tmp/rescind-chaos-") || path.hasPrefix("/var/tmp/rescind-pg-")
+                || path.hasPrefix(FileManager.default.temporaryDirectory.path)
+            {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
     }
 }
 

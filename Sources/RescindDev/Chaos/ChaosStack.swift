@@ -85,6 +85,7 @@ final class ChaosStack: Sendable {
         let pgPort = try FreePort.next()
         log("PostgreSQL: a cluster of its own on 127.0.0.1:\(pgPort) (initdb in a temporary directory)")
         let postgres = try await ThrowawayPostgres.start(port: pgPort, binaries: pgBinaries)
+        log("PostgreSQL's directory: \(postgres.directory.path)")
         let cluster: DevelopmentCluster
         do {
             cluster = try DevelopmentCluster(brokers: brokers)
