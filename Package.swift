@@ -104,6 +104,16 @@ let package = Package(
         // Typed `RESCIND_*` environment settings, read the same way by every executable.
         .target(name: "RescindConfiguration"),
 
+        // A process's bounded graceful shutdown (`ShutdownDeadline`): the services' and the agent's.
+        .target(
+            name: "RescindLifecycle",
+            dependencies: [
+                "RescindObservability",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // TLS on every HTTP hop: a server's certificate and key, a client's trusted CA and its
         // plain-HTTP policy, each read from `RESCIND_*` files and refused with the variable named.
         .target(
@@ -148,6 +158,7 @@ let package = Package(
             name: "RescindServiceSupport",
             dependencies: [
                 "RescindObservability",
+                "RescindLifecycle",
                 "RescindCrypto",
                 "RescindPostgres",
                 "RescindProtocol",
@@ -211,6 +222,7 @@ let package = Package(
             name: "DeviceAgent",
             dependencies: [
                 "RescindObservability",
+                "RescindLifecycle",
                 "RescindClient",
                 "RescindTLS",
                 "RescindConfiguration",

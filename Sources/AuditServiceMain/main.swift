@@ -12,5 +12,5 @@ await ServiceProcess.run("rescind-audit-service") {
     let app = try await AuditServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("audit service listening", metadata: [LogKey.port: "\(port)"])
     }
-    try await app.runService()
+    try await ServiceProcess.serve(app, shutdownGrace: configuration.shutdownGrace, logger: logger)
 }

@@ -93,7 +93,7 @@ struct RunCommand: AgentSubcommand {
         var environment = try AgentEnvironment()
         if locked { environment.configuration.startLocked = true }
         let metrics = environment.configuration.metricsFile.map { _ in AgentMetricsExport.bootstrapPrometheus() }
-        try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger).run(metrics: metrics)
+        try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger).run(metrics: metrics, boundedShutdown: true)
     }
 }
 

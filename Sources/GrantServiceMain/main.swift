@@ -12,5 +12,5 @@ await ServiceProcess.run("rescind-grant-service") {
     let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("grant service listening", metadata: [LogKey.port: "\(port)"])
     }
-    try await app.runService()
+    try await ServiceProcess.serve(app, shutdownGrace: configuration.shutdownGrace, logger: logger)
 }

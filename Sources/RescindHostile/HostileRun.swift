@@ -29,7 +29,9 @@ struct HostileRun {
     func run() async throws -> Bool {
         let started = ContinuousClock.now
         let cluster = try DevelopmentCluster()
-        let grantKey = Ed25519.PrivateKey()
+        // The context is drawn from the seed as the samples are: a seed replays the run (but for the clock).
+        var random = SeededGenerator(seed: seed).split(0xC0_17E7)
+        let grantKey = HostileEnvelopes.signingKey(&random)
         let configuration = AuditServiceHarness.configuration(cluster: cluster, grantKey: grantKey.publicKey)
         let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster)
         let producer = try KafkaProducer(
@@ -47,16 +49,19 @@ struct HostileRun {
         }
 
         // A revocation the hostile acks can name, with its expected devices' keys.
-        let devices = (0..<3).map { _ in (id: UUID(), key: Ed25519.PrivateKey()) }
+        var devices: [(id: UUID, key: Ed25519.PrivateKey)] = []
+        for _ in 0..<3 { devices.append((random.uuid(), HostileEnvelopes.signingKey(&random))) }
+        var expected: [RevocationEvent.ExpectedDevice] = []
+        for (index, device) in devices.enumerated() {
+            expected.append(
+                .init(deviceID: device.id, userID: random.uuid(), action: index == 0 ? .secureDeletion : .fmkRotation,
+                      signingPublicKey: Data(device.key.publicKey.rawRepresentation)))
+        }
         let revocation = RevocationEvent(
-            eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(),
-            ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation), revokedUserID: UUID(),
-            revokedByUserID: UUID(), newFMKVersion: 2, recordsReencrypted: 10, reason: "hostile run", clientDurationMs: 1,
-            occurredAt: Timestamp.truncated(Date()),
-            expectedDevices: devices.enumerated().map { index, device in
-                .init(deviceID: device.id, userID: UUID(), action: index == 0 ? .secureDeletion : .fmkRotation,
-                      signingPublicKey: Data(device.key.publicKey.rawRepresentation))
-            })
+            eventID: random.uuid(), familyMemberID: random.uuid(), ownerUserID: random.uuid(),
+            ownerAgreementPublicKey: HostileEnvelopes.agreementPublicKey(&random), revokedUserID: random.uuid(),
+            revokedByUserID: random.uuid(), newFMKVersion: 2, recordsReencrypted: 10, reason: "hostile run", clientDurationMs: 1,
+            occurredAt: Timestamp.truncated(Date()), expectedDevices: expected)
         try await send(
             .revocationEvents, key: Data(revocation.familyMemberID.uuidString.lowercased().utf8),
             value: try SignedMessage(schema: RevocationEvent.schema, signer: "grant-service", payload: revocation, key: grantKey).encoded())
@@ -69,7 +74,7 @@ struct HostileRun {
             seed: seed,
             context: .init(
                 grantKey: grantKey, revocation: revocation,
-                deviceKeys: Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.key) }), commandDevice: UUID()),
+                deviceKeys: Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.key) }), commandDevice: random.uuid()),
             maxStringBytes: maxStringBytes)
         var tallies = Dictionary(uniqueKeysWithValues: Self.topics.map { ($0, Tally()) })
         var probes = 0

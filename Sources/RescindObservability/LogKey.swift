@@ -59,6 +59,10 @@ public enum LogKey {
     public static let retryIn = "rescind.retry_in"
     /// The TCP port a server listens on.
     public static let port = "rescind.port"
+    /// How long graceful shutdown may take (`ShutdownDeadline`), in seconds.
+    public static let graceSeconds = "rescind.grace_seconds"
+    /// The status a process exits with.
+    public static let exitStatus = "rescind.exit_status"
 
     // MARK: Kafka
 

@@ -1,10 +1,13 @@
 import Foundation
 import Logging
+import RescindLifecycle
+import ServiceLifecycle
 
 /// How a Rescind service process starts and ends, the same for every service so that an
 /// operator reads each the same way: log lines on standard error at the configured level,
 /// and a failure (a bad setting, an unreachable database) as one line `<program>: <error>`
-/// on standard error with exit status 1.
+/// on standard error with exit status 1; a graceful shutdown that does not finish within its
+/// grace period ends with `ShutdownDeadline.exitStatus` (`serve`).
 public enum ServiceProcess {
     /// Runs `body` (read the configuration, build the application, run it until
     /// SIGTERM/SIGINT) and returns when it does; a thrown error ends the process as above.
@@ -15,6 +18,18 @@ public enum ServiceProcess {
             FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
             exit(1)
         }
+    }
+
+    /// Runs `application` until SIGTERM or SIGINT, then shuts it down gracefully within
+    /// `shutdownGrace`; past that the process exits with `ShutdownDeadline.exitStatus` and one
+    /// critical log line (a database that stopped answering must not keep it running).
+    public static func serve(_ application: some Service, shutdownGrace: Duration, logger: Logger) async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                // The deadline last: graceful shutdown reaches it first.
+                services: [application, ShutdownDeadline(grace: shutdownGrace, logger: logger)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
 
     /// Sends every `Logger` to standard error at `level` (a swift-log level name such as

@@ -9,7 +9,7 @@ import Testing
 @Suite struct ObservabilityConventionTests {
     /// The modules that log in production (the dev kit and executables built on the test kit aside).
     static let productModules = [
-        "RescindKafka", "RescindPostgres", "RescindServiceSupport", "GrantService", "AuditService", "DeviceAgent",
+        "RescindKafka", "RescindPostgres", "RescindLifecycle", "RescindServiceSupport", "GrantService", "AuditService", "DeviceAgent",
         "GrantServiceMain", "AuditServiceMain", "DeviceAgentMain",
     ]
 

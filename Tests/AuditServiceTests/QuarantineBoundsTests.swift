@@ -65,8 +65,14 @@ import Testing
             let notifications = try await bed.notifications(count: 21)
             #expect(notifications.contains { $0.rejection?.reason == "unprocessable" })
             #expect(try await bed.count("SELECT count(*) FROM notification_outbox WHERE kind = 'message_rejected'") == 21)
-            // Counted: every rejection, those not stored apart.
-            var metrics = try await Self.metrics(bed)
+            // Counted: every rejection, those not stored apart (metrics move just after their
+            // transaction commits: wait for them as for the rows).
+            var metrics = ""
+            try await bed.eventually("every rejection counted in /metrics") {
+                metrics = try await Self.metrics(bed)
+                return metrics.contains(#"rescind_audit_messages_rejected_total{reason="unprocessable"} 1"#)
+                    && metrics.contains(#"rescind_audit_messages_rejected_total{reason="malformed"} \#(flood)"#)
+            }
             #expect(metrics.contains(#"rescind_audit_messages_rejected_total{reason="malformed"} \#(flood)"#))
             #expect(metrics.contains(#"rescind_audit_rejections_not_stored_total{reason="malformed"} \#(flood - 20)"#))
             #expect(metrics.contains(#"rescind_audit_messages_rejected_total{reason="unprocessable"} 1"#))
@@ -151,13 +157,18 @@ import Testing
             #expect(try await bed.count("SELECT count(*) FROM pending_acks") == heldMax)
             #expect(try await bed.count("SELECT count(*) FROM pending_acks WHERE device_id = '\(phone.id)'") <= 4)
             #expect(try await bed.count("SELECT coalesce(sum(length(envelope)), 0)::bigint FROM pending_acks") <= heldMax * HeldAckLimits.maxEnvelopeBytes)
-            let metrics = try await Self.metrics(bed)
-            let evicted = ["device_limit", "total_limit"].compactMap { cause in
-                metrics.split(separator: "\n").first { $0.hasPrefix(#"rescind_audit_unverified_acks_evicted_total{cause="\#(cause)"}"#) }
-                    .flatMap { Int($0.split(separator: " ").last ?? "") }
-            }.reduce(0, +)
+            // Metrics move just after their transaction commits: wait for them as for the rows.
+            var metrics = ""
+            var evicted = 0
+            try await bed.eventually("the evictions and refusals counted in /metrics") {
+                metrics = try await Self.metrics(bed)
+                evicted = ["device_limit", "total_limit"].compactMap { cause in
+                    metrics.split(separator: "\n").first { $0.hasPrefix(#"rescind_audit_unverified_acks_evicted_total{cause="\#(cause)"}"#) }
+                        .flatMap { Int($0.split(separator: " ").last ?? "") }
+                }.reduce(0, +)
+                return evicted >= 251 - heldMax && metrics.contains(#"rescind_audit_messages_rejected_total{reason="oversized"} 5"#)
+            }
             #expect(evicted == 251 - heldMax)
-            #expect(metrics.contains(#"rescind_audit_messages_rejected_total{reason="oversized"} 5"#))
 
             // The event arrives: the genuine ack completes it, the phone's forged ones are refused.
             try await bed.publish(revocation)

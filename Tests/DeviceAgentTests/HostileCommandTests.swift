@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindProtocol
 import RescindTestSupport
@@ -32,15 +33,18 @@ struct HostileCommandTests {
             }
 
             let seed = SeededGenerator.seed(fallback: 0x13_C0DE)
-            let stranger = Ed25519.PrivateKey()
+            // The context is drawn from the seed too, but for what the running service and agent
+            // chose (the grant service's key, the family member, the device) and the clock.
+            var random = SeededGenerator(seed: seed).split(0xC0_17E7)
+            let stranger = HostileEnvelopes.signingKey(&random)
             let context = HostileEnvelopes.Context(
                 grantKey: try AgentTestKit.serviceSigningKey(service),
                 revocation: RevocationEvent(
-                    eventID: UUID(), familyMemberID: member.id, ownerUserID: owner.keys.userID,
-                    ownerAgreementPublicKey: Data(count: 32), revokedUserID: UUID(), revokedByUserID: owner.keys.userID,
+                    eventID: random.uuid(), familyMemberID: member.id, ownerUserID: owner.keys.userID,
+                    ownerAgreementPublicKey: Data(count: 32), revokedUserID: random.uuid(), revokedByUserID: owner.keys.userID,
                     newFMKVersion: 2, recordsReencrypted: 0, reason: nil, clientDurationMs: nil, occurredAt: Date(),
                     expectedDevices: [
-                        .init(deviceID: UUID(), userID: UUID(), action: .fmkRotation,
+                        .init(deviceID: random.uuid(), userID: random.uuid(), action: .fmkRotation,
                               signingPublicKey: Data(stranger.publicKey.rawRepresentation))
                     ]),
                 deviceKeys: [:], commandDevice: device.deviceID)

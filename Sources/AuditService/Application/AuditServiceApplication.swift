@@ -107,6 +107,12 @@ public enum AuditServiceApplication {
                 serverName: "rescind-audit-service"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+        let monitor = DeadlineMonitor(
+            pool: pool, tracker: tracker, writer: writer, handler: handler,
+            pendingAckLifetime: configuration.tracking.pendingAckLifetime, streamRetention: configuration.tracking.streamRetention,
+            reissue: .init(attempts: configuration.tracking.reissueAttempts, backoff: configuration.tracking.reissueBackoff),
+            metrics: metrics, logger: logger)
+        let janitor = AuditJanitor(pool: pool, retention: configuration.quarantine.retention, metrics: metrics, logger: logger)
         // Graceful shutdown runs in reverse: HTTP first, then the consumer (finishing and
         // committing the message in hand), the stream, the monitor, the relay (publishing
         // what was concluded), and the pool last.
@@ -117,15 +123,12 @@ public enum AuditServiceApplication {
                 commandsTopic: topics.name(.deviceCommands),
                 batchSize: configuration.notifications.batchSize, pollInterval: configuration.notifications.pollInterval,
                 claimLease: configuration.notifications.claimLease, metrics: metrics, logger: logger),
-            DeadlineMonitor(
-                pool: pool, tracker: tracker, writer: writer, handler: handler,
-                interval: configuration.tracking.scanInterval, pendingAckLifetime: configuration.tracking.pendingAckLifetime,
-                streamRetention: configuration.tracking.streamRetention,
-                reissue: .init(attempts: configuration.tracking.reissueAttempts, backoff: configuration.tracking.reissueBackoff),
-                metrics: metrics, logger: logger),
-            AuditJanitor(
-                pool: pool, retention: configuration.quarantine.retention,
-                interval: configuration.quarantine.janitorInterval, metrics: metrics, logger: logger),
+            PeriodicService(name: "deadline scan", interval: configuration.tracking.scanInterval, logger: logger) {
+                try await monitor.scan()
+            },
+            PeriodicService(name: "audit janitor sweep", interval: configuration.quarantine.janitorInterval, logger: logger) {
+                try await janitor.sweep()
+            },
             hub,
             InboundConsumer(
                 configuration: KafkaConsumerConfiguration(

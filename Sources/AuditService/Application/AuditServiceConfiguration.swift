@@ -179,6 +179,10 @@ public struct AuditServiceConfiguration: Sendable {
     public var createSigningKeyIfMissing = false
     /// `RESCIND_LOG_LEVEL` (trace … critical).
     public var logLevel = "info"
+    /// How long graceful shutdown may take before the process gives up and exits with
+    /// `ShutdownDeadline.exitStatus`; `RESCIND_SHUTDOWN_GRACE_SECONDS`, default 25 (under
+    /// Kubernetes' 30 s `terminationGracePeriodSeconds`).
+    public var shutdownGrace: Duration = .seconds(25)
 
     public init() {}
 
@@ -263,6 +267,7 @@ public struct AuditServiceConfiguration: Sendable {
         signingKeyFile = reader.string("RESCIND_AUDIT_SIGNING_KEY_FILE", default: signingKeyFile)
         createSigningKeyIfMissing = try reader.bool("RESCIND_AUDIT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
+        shutdownGrace = try reader.seconds("RESCIND_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
         if grantService.publicKey == nil && grantService.url == nil {
             throw ConfigurationError(
                 variable: "RESCIND_GRANT_SERVICE_PUBLIC_KEY",

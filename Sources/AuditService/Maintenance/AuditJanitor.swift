@@ -8,21 +8,16 @@ import ServiceLifecycle
 /// Periodic clean-up of what the audit service keeps that no revocation needs: rejected messages
 /// and their hourly counts older than `retention`, and notifications published more than a day
 /// ago. Refreshes the quarantine's storage gauges.
-struct AuditJanitor: Service {
+struct AuditJanitor: Sendable {
     let pool: PostgresConnectionPool
     let retention: Duration
-    let interval: Duration
     let metrics: AuditMetrics
     let logger: Logger
 
     /// Rows deleted per statement, so that no sweep holds a long transaction.
     static let batch = 5_000
 
-    /// Sweeps every `interval` (`PeriodicService`).
-    func run() async throws {
-        try await PeriodicService(name: "audit janitor sweep", interval: interval, logger: logger) { try await sweep() }.run()
-    }
-
+    /// One pass; the application runs it every janitor interval (`PeriodicService`).
     /// - Returns: how many rejected messages were deleted.
     @discardableResult
     func sweep() async throws -> Int {

@@ -8,23 +8,18 @@ import ServiceLifecycle
 /// (reported once), failed and overdue devices are re-issued their command (with backoff, up to
 /// the configured attempts), held acks are applied or expired, old stream events are dropped,
 /// and the gauges are refreshed from PostgreSQL (so every replica reports the same).
-struct DeadlineMonitor: Service {
+struct DeadlineMonitor: Sendable {
     let pool: PostgresConnectionPool
     let tracker: RevocationTracker
     let writer: ConclusionWriter
     let handler: InboundMessageHandler
-    let interval: Duration
     let pendingAckLifetime: Duration
     let streamRetention: Duration
     let reissue: RevocationTracker.ReissuePolicy
     let metrics: AuditMetrics
     let logger: Logger
 
-    /// Scans every `interval` (`PeriodicService`).
-    func run() async throws {
-        try await PeriodicService(name: "deadline scan", interval: interval, logger: logger) { try await scan() }.run()
-    }
-
+    /// One pass; the application runs it every scan interval (`PeriodicService`).
     func scan() async throws {
         let conclusions = try await pool.transaction { connection in
             var conclusions = Conclusions()

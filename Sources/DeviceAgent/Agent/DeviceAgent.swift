@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindLifecycle
 import RescindObservability
 import ServiceLifecycle
 import UnixSignals
@@ -56,6 +57,9 @@ public final class DeviceAgent: Sendable {
             identity = KeystoreIdentity(opened)
         }
         let store = try AgentStore(path: configuration.databasePath)
+        // What a crash left in the write-ahead log goes into the database, and an erasure's
+        // unfinished VACUUM is finished, before anything else runs.
+        try await store.scrub()
         try await store.vacuumIfNeeded()
         // What a download interrupted by a crash staged is never swapped in. (Only the agent
         // clears it: a status reader opening the database must not touch a running download.)
@@ -78,11 +82,13 @@ public final class DeviceAgent: Sendable {
     /// With `lockSignals`, SIGUSR1 locks the agent and SIGUSR2 unlocks it (`LockControlService`).
     /// With `metrics` (from `AgentMetricsExport.bootstrapPrometheus()`) and
     /// `configuration.metricsFile`, the metrics file is kept up to date.
+    /// With `boundedShutdown` (the agent's process, never an in-process test), graceful shutdown
+    /// may take `configuration.shutdownGrace`; past that the process exits (`ShutdownDeadline`).
     /// - Throws: when a service fails for good (e.g. the local database); the process should
     ///   exit and be restarted, and will converge from its inbox and outbox.
     public func run(
         gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true,
-        metrics: (@Sendable () -> [UInt8])? = nil
+        metrics: (@Sendable () -> [UInt8])? = nil, boundedShutdown: Bool = false
     ) async throws {
         engine.metrics.locked(isLocked)
         engine.logger.notice(
@@ -98,6 +104,10 @@ public final class DeviceAgent: Sendable {
         var services = lockSignals ? self.services + [LockControlService(engine: engine)] : self.services
         if let metrics, let path = engine.configuration.metricsFile {
             services.insert(MetricsFileService(path: path, interval: engine.configuration.metricsInterval, render: metrics, engine: engine), at: 0)
+        }
+        if boundedShutdown {
+            // Last: graceful shutdown reaches it first.
+            services.append(ShutdownDeadline(grace: engine.configuration.shutdownGrace, logger: engine.logger))
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: engine.logger)
         try await group.run()

@@ -46,24 +46,61 @@ extension AgentStore {
         return effect
     }
 
-    /// Finishes an erasure: VACUUM rebuilds the file so that no free page keeps old bytes.
-    /// The pending flag is committed with the erasure, so a crash before this point is
-    /// finished at the next start.
+    /// Finishes an erasure: VACUUM rebuilds the file so that no free page keeps old bytes, and
+    /// each VACUUM's pages, written through the log, are checkpointed into the database and the
+    /// log truncated (`scrub`). The pending flag is committed with the erasure (whose own commit
+    /// was already scrubbed, see `write`), so a crash before this point is finished at the next start.
     func vacuumIfNeeded() async throws {
-        let pending = try await read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM maintenance WHERE task = 'vacuum')") ?? false
-        }
+        let pending = try await read { db in try Self.vacuumPending(in: db) }
         guard pending else { return }
         do {
-            try await queue.vacuum()
-            _ = try await write { db in try db.execute(sql: "DELETE FROM maintenance WHERE task = 'vacuum'") }
-            // The flag's own deletion leaves a free page; compact once more so nothing is left.
-            try await queue.vacuum()
+            try await queue.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM")
+                try Self.scrub(db)
+                try db.execute(sql: "DELETE FROM maintenance WHERE task = 'vacuum'")
+                // The flag's own deletion leaves a free page; compact once more so nothing is left.
+                try db.execute(sql: "VACUUM")
+                try Self.scrub(db)
+            }
         } catch let error as AgentError {
             throw error
         } catch {
             throw AgentError(.storage, "VACUUM failed: \(Self.describe(error))")
         }
+    }
+
+    /// Copies whatever the write-ahead log holds into the database and truncates it (at start:
+    /// what a crash left in the log).
+    func scrub() async throws {
+        do {
+            try await queue.writeWithoutTransaction { db in try Self.scrub(db) }
+        } catch {
+            throw AgentError(Self.code(of: error), "checkpoint failed: \(Self.describe(error))")
+        }
+    }
+
+    /// The journal settings in force on the store's connection (for tests and diagnostics).
+    func journalSettings() async throws -> (mode: String, synchronous: Int, secureDelete: Bool) {
+        try await read { db in
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false
+            )
+        }
+    }
+
+    /// Whether an erasure (or another removal no file may keep) still waits for its VACUUM.
+    static func vacuumPending(in db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM maintenance WHERE task = 'vacuum')") ?? false
+    }
+
+    /// Checkpoints the write-ahead log into the database and truncates it to zero bytes: the
+    /// page images it held (old ciphertext, old keys, deleted rows) are then in no file, and the
+    /// database file's pages are the current ones (with `secure_delete`, freed content zeroed).
+    /// Outside any transaction, on the store's queue.
+    static func scrub(_ db: Database) throws {
+        _ = try db.checkpoint(.truncate)
     }
 
     // MARK: Inside a transaction

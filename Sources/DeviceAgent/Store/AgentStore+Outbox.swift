@@ -40,17 +40,27 @@ extension AgentStore {
 
     /// Marks acks sent (kept, as the device's history); receipts are deleted instead, counted in
     /// `receipts_sent`: the audit service keeps them, and the data directory of a locked agent
-    /// then holds no trace of the commands it sealed (`secure_delete` zeroes the rows).
+    /// then holds no trace of the commands it sealed (`secure_delete` zeroes the rows, and a
+    /// receipt of a sealed command, one the inbox does not hold, leaves the `vacuum` task, so the
+    /// log is scrubbed and the file compacted before this returns; see `AgentStore`).
     func markSent(_ ackIDs: [UUID]) async throws {
         guard !ackIDs.isEmpty else { return }
-        _ = try await write { db in
+        let sealedTrace = try await write { db in
             let now = Date().timeIntervalSince1970
             var receipts = 0
+            var sealedTrace = false
             for id in ackIDs {
+                let command = try String.fetchOne(
+                    db, sql: "SELECT command_id FROM ack_outbox WHERE ack_id = ? AND kind = 'receipt'", arguments: [id.text])
                 try db.execute(sql: "DELETE FROM ack_outbox WHERE ack_id = ? AND kind = 'receipt'", arguments: [id.text])
                 receipts += db.changesCount
+                if let command, !sealedTrace {
+                    sealedTrace = try !(Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM commands WHERE command_id = ?)", arguments: [command]) ?? false)
+                }
                 try db.execute(sql: "UPDATE ack_outbox SET sent_at = ? WHERE ack_id = ?", arguments: [now, id.text])
             }
+            if sealedTrace { try db.execute(sql: "INSERT OR IGNORE INTO maintenance (task) VALUES ('vacuum')") }
             if receipts > 0 {
                 try db.execute(
                     sql: """
@@ -59,7 +69,9 @@ extension AgentStore {
                         """,
                     arguments: [receipts])
             }
+            return sealedTrace
         }
+        if sealedTrace { try await vacuumIfNeeded() }
     }
 
     /// Records the receipt `make` signs, inside the caller's transaction. A receipt is never worth

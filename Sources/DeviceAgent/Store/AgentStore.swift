@@ -7,10 +7,18 @@ import RescindClient
 /// command inbox and the ack outbox.
 ///
 /// Every state change is one SQLite transaction, so a crash leaves either the old or the
-/// new state, never a half-rotated or half-erased cache. `secure_delete` makes SQLite zero
-/// deleted content, `temp_store=MEMORY` keeps VACUUM's scratch copy off the disk, and the
-/// rollback journal (DatabaseQueue's default) is unlinked after each commit, so no file in
-/// the data directory keeps an erased key or ciphertext.
+/// new state, never a half-rotated or half-erased cache. The journal is a write-ahead log with
+/// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut),
+/// at one sync of the log instead of the rollback journal's three (journal, its header, the
+/// database), which made SQLite's syncs most of an agent's time per rotation (BENCHMARKS.md,
+/// issue 19 item 3). `secure_delete` makes SQLite zero deleted content and `temp_store=MEMORY`
+/// keeps VACUUM's scratch copy off the disk. In a write-ahead log the old pages stay in the
+/// database file, and earlier page images in the log, until a checkpoint; so every transaction
+/// that leaves the `vacuum` maintenance task (an erasure, at-rest encryption switched, a sealed
+/// command's receipt deleted) is followed, before the queue runs anything else, by a
+/// checkpoint that copies the log into the database and truncates it to zero bytes (`scrub`):
+/// once such a change returns, as with the rollback journal unlinked at commit, no file in the
+/// data directory keeps an erased key or ciphertext.
 final class AgentStore: Sendable {
     let queue: DatabaseQueue
 
@@ -22,6 +30,10 @@ final class AgentStore: Sendable {
         configuration.label = "rescind-agent"
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
+            // Not GRDB's `.wal` journal mode: it sets synchronous=NORMAL, whose commits are durable
+            // only at the next checkpoint.
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA secure_delete = ON")
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
@@ -34,9 +46,23 @@ final class AgentStore: Sendable {
     }
 
     /// Runs `body` in one write transaction on GRDB's queue (never on the cooperative pool).
+    /// When the transaction leaves the `vacuum` maintenance task (it erased or removed something
+    /// no file may keep), the log is checkpointed and truncated (`scrub`) before the queue runs
+    /// anything else, so that nothing reads an erasure's ack before its old pages are gone.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await queue.write(body)
+            return try await queue.writeWithoutTransaction { db in
+                var result: T?
+                var scrub = false
+                try db.inTransaction {
+                    result = try body(db)
+                    scrub = try Self.vacuumPending(in: db)
+                    return .commit
+                }
+                if scrub { try Self.scrub(db) }
+                guard let result else { throw AgentError(.storage, "a write transaction returned nothing") }
+                return result
+            }
         } catch let error as AgentError {
             throw error
         } catch let error as CancellationError {

@@ -59,16 +59,18 @@ public enum GrantServiceApplication {
                 serverName: "rescind-grant-service"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+        let janitor = Janitor(
+            pool: pool, families: families, outbox: outbox, retention: configuration.lifetimes.revokedGrantRetention,
+            deviceCommandRetention: configuration.lifetimes.deviceCommandRetention, logger: logger)
         app.addServices(
             PoolService(pool: pool),
             OutboxRelay(
                 pool: pool, database: database, producer: producer, batchSize: configuration.outbox.batchSize,
                 pollInterval: configuration.outbox.pollInterval, claimLease: configuration.outbox.claimLease, metrics: metrics,
                 logger: logger),
-            Janitor(
-                pool: pool, families: families, outbox: outbox, interval: configuration.lifetimes.janitorInterval,
-                retention: configuration.lifetimes.revokedGrantRetention,
-                deviceCommandRetention: configuration.lifetimes.deviceCommandRetention, logger: logger))
+            PeriodicService(name: "janitor sweep", interval: configuration.lifetimes.janitorInterval, logger: logger) {
+                try await janitor.sweep()
+            })
         return app
     }
 

@@ -88,6 +88,10 @@ public struct GrantServiceConfiguration: Sendable {
     public var createSigningKeyIfMissing = false
     /// `RESCIND_LOG_LEVEL` (trace … critical).
     public var logLevel = "info"
+    /// How long graceful shutdown may take before the process gives up and exits with
+    /// `ShutdownDeadline.exitStatus`; `RESCIND_SHUTDOWN_GRACE_SECONDS`, default 25 (under
+    /// Kubernetes' 30 s `terminationGracePeriodSeconds`).
+    public var shutdownGrace: Duration = .seconds(25)
 
     public init() {}
 
@@ -124,5 +128,6 @@ public struct GrantServiceConfiguration: Sendable {
         signingKeyFile = reader.string("RESCIND_GRANT_SIGNING_KEY_FILE", default: signingKeyFile)
         createSigningKeyIfMissing = try reader.bool("RESCIND_GRANT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
+        shutdownGrace = try reader.seconds("RESCIND_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
     }
 }

@@ -11,21 +11,16 @@ import ServiceLifecycle
 /// `deviceCommandRetention`, and — the seeds' retention rule — revoked grants older
 /// than the retention period (each purge announced on `access_events` so the audit
 /// log records it).
-struct Janitor: Service {
+struct Janitor: Sendable {
     let pool: PostgresConnectionPool
     let families: FamilyMemberStore
     let outbox: OutboxWriter
-    let interval: Duration
     let retention: Duration
     /// How long a device's signed commands stay fetchable at check-in (`device_commands`).
     let deviceCommandRetention: Duration
     let logger: Logger
 
-    /// Sweeps every `interval` (`PeriodicService`).
-    func run() async throws {
-        try await PeriodicService(name: "janitor sweep", interval: interval, logger: logger) { try await sweep() }.run()
-    }
-
+    /// One pass; the application runs it every janitor interval (`PeriodicService`).
     func sweep() async throws {
         try await pool.withConnection { connection in
             try await connection.execute("DELETE FROM revocation_stagings WHERE expires_at < now()")

@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 
 /// A discrete-event simulation of commit → last ack at the peak hour: Poisson arrivals of
 /// revocations; the commit transaction (measured time per record); the outbox relay (FIFO,
@@ -26,30 +27,14 @@ enum FleetSimulation {
         var maxPartitionWait: Double
     }
 
-    /// SplitMix64: small, fast, and the same on every platform.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        /// Uniform in [0, 1).
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-        mutating func exponential(mean: Double) -> Double { -log(1 - unit()) * mean }
-    }
-
     /// - Parameter loadFactor: multiplies the peak arrival rate (the monotonicity check).
     static func run(_ inputs: FleetInputs, partitions: Int, devices: Int, loadFactor: Double = 1) -> Result {
         let rate = FleetModel.peakRevocationsPerSecond(inputs) * loadFactor
         let commands = max(1, Int(inputs.commandsPerRevocation.rounded()))
         let records = inputs.recordsPerRevocation
         // Separate streams, so that changing the load changes no other draw.
-        var arrivals = Generator(seed: inputs.seed)
-        var fleet = Generator(seed: inputs.seed ^ 0xD1B5_4A32_D192_ED03)
+        var arrivals = SeededGenerator(seed: inputs.seed)
+        var fleet = SeededGenerator(seed: inputs.seed ^ 0xD1B5_4A32_D192_ED03)
         var relayFree = [Double](repeating: 0, count: max(1, inputs.relayReplicas))
         var partitionFree = [Double](repeating: 0, count: max(1, partitions))
         var deviceFree: [Int: Double] = [:]

@@ -54,6 +54,7 @@ extension AgentConfiguration {
         keyDerivation.opsLimit = UInt64(try reader.int("RESCIND_AGENT_ARGON2_OPSLIMIT", default: 3, range: 1...32))
         keyDerivation.memLimit = UInt64(try reader.int("RESCIND_AGENT_ARGON2_MEMLIMIT_MIB", default: 64, range: 1...4096)) << 20
         logLevel = reader.string("RESCIND_AGENT_LOG_LEVEL", default: logLevel)
+        shutdownGrace = try reader.seconds("RESCIND_AGENT_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
         startLocked = try reader.bool("RESCIND_AGENT_START_LOCKED", default: false)
         metricsFile = reader.optionalString("RESCIND_AGENT_METRICS_FILE")
         metricsInterval = try reader.seconds("RESCIND_AGENT_METRICS_SECONDS", default: metricsInterval)

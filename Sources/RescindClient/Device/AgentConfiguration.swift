@@ -94,6 +94,9 @@ public struct AgentConfiguration: Sendable {
     public var retryInterval: Duration = .seconds(2)
     /// `RESCIND_AGENT_LOG_LEVEL` (trace … critical), default info.
     public var logLevel: String = "info"
+    /// How long the agent process's graceful shutdown may take before it exits with
+    /// `ShutdownDeadline.exitStatus`; `RESCIND_AGENT_SHUTDOWN_GRACE_SECONDS`, default 25.
+    public var shutdownGrace: Duration = .seconds(25)
 
     public init(
         dataDirectory: String, grantServiceURL: URL, grantServiceKey: Ed25519.PublicKey, kafka: Kafka, unlock: Unlock

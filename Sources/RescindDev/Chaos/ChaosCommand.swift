@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import Synchronization
 
 /// `rescind-dev chaos`: real faults under a stream of operations, and what survives them

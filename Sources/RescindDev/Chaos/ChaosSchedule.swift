@@ -1,30 +1,7 @@
 import DeviceAgent
 import Foundation
+import RescindDevKit
 import RescindProtocol
-
-/// SplitMix64: a small, fast, seedable generator; the same seed gives the same schedule and
-/// the same stream of operations on every machine.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// An independent generator for one lane (faults, operations), so that the lanes' draws
-    /// do not depend on how their work interleaves.
-    func split(_ lane: UInt64) -> SeededGenerator {
-        var copy = SeededGenerator(seed: state ^ (lane &* 0xD1B5_4A32_D192_ED03))
-        _ = copy.next()
-        return copy
-    }
-}
 
 /// One fault of a chaos run.
 enum ChaosFault: Sendable, CustomStringConvertible {

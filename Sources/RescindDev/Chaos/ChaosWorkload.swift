@@ -2,6 +2,7 @@ import DeviceAgent
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindProtocol
 import Synchronization
 

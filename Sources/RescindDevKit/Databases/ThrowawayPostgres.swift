@@ -92,6 +92,36 @@ public final class ThrowawayPostgres: Sendable {
         return pid
     }
 
+    /// SIGSTOP to the postmaster and every backend: the database stops answering while its
+    /// connections stay open and no reset ever comes (a network partition, a frozen host), the
+    /// fault no client notices by itself. `thaw()` undoes it. Returns the pids stopped.
+    @discardableResult
+    public func freeze() -> [Int32] { signalCluster(SIGSTOP) }
+
+    /// SIGCONT to what `freeze()` stopped (and any backend started since).
+    @discardableResult
+    public func thaw() -> [Int32] { signalCluster(SIGCONT) }
+
+    private func signalCluster(_ signal: Int32) -> [Int32] {
+        guard let postmaster = postmasterPID else { return [] }
+        let pids = [postmaster] + Self.children(of: postmaster)
+        for pid in pids { kill(pid, signal) }
+        return pids
+    }
+
+    /// The processes whose parent is `pid` (from `/proc/<pid>/stat`: `pid (comm) state ppid …`).
+    private static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> Int32? in
+            guard let child = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+        }
+    }
+
     /// Starts the postmaster again after a kill (crash recovery runs first). Retries while the
     /// killed postmaster's backends still hold its shared memory.
     public func restart(timeout: Duration = .seconds(60)) async throws {

@@ -40,13 +40,15 @@ final class AuditTestBed: Sendable {
     /// Runs `body` against a fresh service and always tears everything down.
     /// - Parameter plainHTTP: serve plain HTTP (tests that speak raw HTTP over a socket);
     ///   HTTPS with the suite's CA otherwise.
+    /// - Parameter grantKey: the stand-in grant service's key (one drawn from a seed makes
+    ///   what it signs reproducible).
     static func with<Result>(
         plainHTTP: Bool = false,
+        grantKey: Ed25519.PrivateKey = Ed25519.PrivateKey(),
         _ adjust: (inout AuditServiceConfiguration) -> Void = { _ in },
         _ body: (AuditTestBed) async throws -> Result
     ) async throws -> Result {
         let cluster = try DevelopmentCluster()
-        let grantKey = Ed25519.PrivateKey()
         var configuration = AuditServiceHarness.configuration(cluster: cluster, grantKey: grantKey.publicKey)
         adjust(&configuration)
         let service = try await AuditServiceHarness.start(configuration: configuration, cluster: cluster, plainHTTP: plainHTTP)

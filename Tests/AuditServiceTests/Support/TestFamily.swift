@@ -6,9 +6,16 @@ import RescindProtocol
 /// to) and devices with their own signing keys, to build signed test traffic from.
 struct TestFamily: Sendable {
     struct Device: Sendable {
-        let id = UUID()
+        let id: UUID
         let userID: UUID
-        let key = Ed25519.PrivateKey()
+        let key: Ed25519.PrivateKey
+
+        /// Pass an id and key drawn from a seed to make a reproducible device.
+        init(userID: UUID, id: UUID = UUID(), key: Ed25519.PrivateKey = Ed25519.PrivateKey()) {
+            self.id = id
+            self.userID = userID
+            self.key = key
+        }
     }
 
     let familyMemberID: UUID
@@ -35,10 +42,11 @@ struct TestFamily: Sendable {
 
     /// Revokes `revoked`: their devices erase, everyone else's rotate.
     func revocation(
-        of revoked: UUID, devices: [Device], version: Int = 2, at date: Date = Date(), records: Int = 500
+        of revoked: UUID, devices: [Device], version: Int = 2, at date: Date = Date(), records: Int = 500,
+        eventID: UUID = UUID()
     ) -> RevocationEvent {
         RevocationEvent(
-            eventID: UUID(), familyMemberID: familyMemberID, ownerUserID: ownerUserID,
+            eventID: eventID, familyMemberID: familyMemberID, ownerUserID: ownerUserID,
             ownerAgreementPublicKey: ownerPublicKey, revokedUserID: revoked, revokedByUserID: ownerUserID,
             newFMKVersion: version, recordsReencrypted: records, reason: "custody change", clientDurationMs: 523,
             occurredAt: Timestamp.truncated(date),

@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindDevKit
 import RescindProtocol
 
 /// A seeded generator of hostile messages for the topics Rescind consumes, playing two
@@ -10,6 +11,11 @@ import RescindProtocol
 ///
 /// Every sample gets fresh ids, so each message is either refused or applied on its own:
 /// a consumer can be held to account for every one.
+///
+/// Reproducible: every id, key and choice is drawn from the seed, and every timestamp is
+/// `now` or a fixed date, so the same seed, context and `now` give the same bytes; draw the
+/// context from the seed too (`signingKey`, `SeededGenerator.uuid()`), and a seed alone
+/// replays a run's samples (but for the clock).
 public struct HostileEnvelopes {
     /// What a sample does, for reports.
     public enum Kind: String, CaseIterable, Sendable {
@@ -50,11 +56,29 @@ public struct HostileEnvelopes {
     public let context: Context
     /// Longest generated string, in bytes (keep under the topic's maximum message size).
     public let maxStringBytes: Int
+    /// The clock of every sample (whole milliseconds), fixed when the generator is made.
+    public let now: Date
 
-    public init(seed: UInt64, context: Context, maxStringBytes: Int = 200_000) {
+    public init(seed: UInt64, context: Context, maxStringBytes: Int = 200_000, now: Date = Date()) {
         self.random = SeededGenerator(seed: seed)
         self.context = context
         self.maxStringBytes = maxStringBytes
+        self.now = Timestamp.truncated(now)
+    }
+
+    /// A signing key drawn from `random` (test identities only).
+    public static func signingKey(_ random: inout SeededGenerator) -> Ed25519.PrivateKey {
+        var seed = random.bytes(Ed25519.seedByteCount)
+        return try! Ed25519.PrivateKey(seed: &seed)
+    }
+
+    /// An X25519 public key drawn from `random`: 32 bytes that are not a small-order point
+    /// (which the consumers refuse). Nobody holds its private key: good for owners nobody reads as.
+    public static func agreementPublicKey(_ random: inout SeededGenerator) -> Data {
+        while true {
+            let bytes = random.bytes(X25519.keyByteCount)
+            if (try? X25519.PublicKey(rawRepresentation: bytes)) != nil { return Data(bytes) }
+        }
     }
 
     public mutating func next(_ topic: Topic) -> Sample {
@@ -88,33 +112,33 @@ public struct HostileEnvelopes {
     // MARK: Valid bases
 
     private mutating func baseMessage(_ topic: Topic) -> (key: Data, value: Data) {
-        let family = UUID()
-        let owner = Data(X25519.PrivateKey().publicKey.rawRepresentation)
+        let family = random.uuid()
+        let owner = Self.agreementPublicKey(&random)
         switch topic {
         case .revocationEvents:
             let devices = (0..<Int.random(in: 0...3, using: &random)).map { _ in
                 RevocationEvent.ExpectedDevice(
-                    deviceID: UUID(), userID: UUID(), action: Bool.random(using: &random) ? .fmkRotation : .secureDeletion,
-                    signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
+                    deviceID: random.uuid(), userID: random.uuid(), action: Bool.random(using: &random) ? .fmkRotation : .secureDeletion,
+                    signingPublicKey: signingPublicKey())
             }
             let event = RevocationEvent(
-                eventID: UUID(), familyMemberID: family, ownerUserID: UUID(), ownerAgreementPublicKey: owner,
-                revokedUserID: UUID(), revokedByUserID: UUID(), newFMKVersion: 2, recordsReencrypted: 10, reason: "test",
-                clientDurationMs: 5, occurredAt: Timestamp.truncated(Date()), expectedDevices: devices)
+                eventID: random.uuid(), familyMemberID: family, ownerUserID: random.uuid(), ownerAgreementPublicKey: owner,
+                revokedUserID: random.uuid(), revokedByUserID: random.uuid(), newFMKVersion: 2, recordsReencrypted: 10, reason: "test",
+                clientDurationMs: 5, occurredAt: now, expectedDevices: devices)
             return (Self.key(family), Self.signed(RevocationEvent.schema, "grant-service", event, context.grantKey))
         case .accessEvents:
             let event = AccessEvent(
-                eventID: UUID(), kind: AccessEvent.Kind.allCases.randomElement(using: &random)!, familyMemberID: family,
-                ownerUserID: UUID(), ownerAgreementPublicKey: owner, actorUserID: UUID(), targetUserID: UUID(), fmkVersion: 1,
-                details: ["note": "base"], occurredAt: Timestamp.truncated(Date()))
+                eventID: random.uuid(), kind: AccessEvent.Kind.allCases.randomElement(using: &random)!, familyMemberID: family,
+                ownerUserID: random.uuid(), ownerAgreementPublicKey: owner, actorUserID: random.uuid(), targetUserID: random.uuid(),
+                fmkVersion: 1, details: ["note": "base"], occurredAt: now)
             return (Self.key(family), Self.signed(AccessEvent.schema, "grant-service", event, context.grantKey))
         case .deviceAcks:
             let (ack, key) = baseAck()
             return (Self.key(ack.deviceID), Self.signed(DeviceAck.schema, Self.signer(ack.deviceID), ack, key))
         default:
             let command = DeviceCommand(
-                commandID: UUID(), eventID: UUID(), deviceID: context.commandDevice, action: .fmkRotation,
-                familyMemberID: family, newFMKVersion: 2, issuedAt: Timestamp.truncated(Date()))
+                commandID: random.uuid(), eventID: random.uuid(), deviceID: context.commandDevice, action: .fmkRotation,
+                familyMemberID: family, newFMKVersion: 2, issuedAt: now)
             return (Self.key(context.commandDevice), Self.signed(DeviceCommand.schema, "grant-service", command, context.grantKey))
         }
     }
@@ -122,10 +146,10 @@ public struct HostileEnvelopes {
     private mutating func baseAck() -> (DeviceAck, Ed25519.PrivateKey) {
         let device = context.revocation.expectedDevices.randomElement(using: &random)!
         let ack = DeviceAck(
-            ackID: UUID(), commandID: UUID(), eventID: context.revocation.eventID, deviceID: device.deviceID,
+            ackID: random.uuid(), commandID: random.uuid(), eventID: context.revocation.eventID, deviceID: device.deviceID,
             action: device.action, outcome: .applied, recordsProcessed: 1,
             fmkVersion: device.action == .secureDeletion ? 0 : context.revocation.newFMKVersion, durationMs: 1, error: nil,
-            ackedAt: Timestamp.truncated(Date()))
+            ackedAt: now)
         return (ack, context.deviceKeys[device.deviceID]!)
     }
 
@@ -135,7 +159,8 @@ public struct HostileEnvelopes {
     private mutating func mutate(_ value: Data, kind: Kind) -> Data {
         let placeholder = "\u{E000}hostile\u{E000}"
         var object = try! JSONSerialization.jsonObject(with: value) as! [String: Any]
-        let paths = Self.paths(in: object, prefix: [])
+        // Sorted: a dictionary's order changes from one process to the next, the seed's draw must not.
+        let paths = Self.paths(in: object, prefix: []).sorted { $0.lexicographicallyPrecedes($1) }
         let path = paths.randomElement(using: &random)!
         object = Self.replacing(path[...], in: object, with: placeholder) as! [String: Any]
         let text = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -176,7 +201,6 @@ public struct HostileEnvelopes {
     // MARK: Validly signed, hostile values
 
     private mutating func signedHostile(_ topic: Topic, edge: Bool) -> Data {
-        let now = Timestamp.truncated(Date())
         if edge { return signedEdge(topic, now: now) }
         switch topic {
         case .deviceAcks:
@@ -190,27 +214,27 @@ public struct HostileEnvelopes {
             return Self.signed(DeviceAck.schema, Self.signer(ack.deviceID), ack, key)
         case .revocationEvents:
             let event = RevocationEvent(
-                eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(),
-                ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation).prefix(Int.random(in: 30...32, using: &random)),
-                revokedUserID: UUID(), revokedByUserID: UUID(), newFMKVersion: hostileInt(), recordsReencrypted: hostileInt(),
+                eventID: random.uuid(), familyMemberID: random.uuid(), ownerUserID: random.uuid(),
+                ownerAgreementPublicKey: Self.agreementPublicKey(&random).prefix(Int.random(in: 30...32, using: &random)),
+                revokedUserID: random.uuid(), revokedByUserID: random.uuid(), newFMKVersion: hostileInt(), recordsReencrypted: hostileInt(),
                 reason: hostileString(), clientDurationMs: hostileInt(), occurredAt: hostileDate(now),
                 expectedDevices: (0..<Int.random(in: 0...2, using: &random)).map { _ in
-                    .init(deviceID: UUID(), userID: UUID(), action: .fmkRotation,
-                          signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation).prefix(Int.random(in: 0...32, using: &random)))
+                    .init(deviceID: random.uuid(), userID: random.uuid(), action: .fmkRotation,
+                          signingPublicKey: signingPublicKey().prefix(Int.random(in: 0...32, using: &random)))
                 })
             return Self.signed(RevocationEvent.schema, "grant-service", event, context.grantKey)
         case .accessEvents:
             var details: [String: String] = [:]
             for _ in 0..<Int.random(in: 0...40, using: &random) { details[hostileString(short: true)] = hostileString() }
             let event = AccessEvent(
-                eventID: UUID(), kind: .accessGranted, familyMemberID: UUID(), ownerUserID: UUID(),
-                ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation), actorUserID: UUID(),
+                eventID: random.uuid(), kind: .accessGranted, familyMemberID: random.uuid(), ownerUserID: random.uuid(),
+                ownerAgreementPublicKey: Self.agreementPublicKey(&random), actorUserID: random.uuid(),
                 targetUserID: nil, fmkVersion: hostileInt(), details: details, occurredAt: hostileDate(now))
             return Self.signed(AccessEvent.schema, "grant-service", event, context.grantKey)
         default:
             let command = DeviceCommand(
-                commandID: UUID(), eventID: UUID(), deviceID: context.commandDevice, action: .secureDeletion,
-                familyMemberID: UUID(), newFMKVersion: hostileInt(), issuedAt: hostileDate(now))
+                commandID: random.uuid(), eventID: random.uuid(), deviceID: context.commandDevice, action: .secureDeletion,
+                familyMemberID: random.uuid(), newFMKVersion: hostileInt(), issuedAt: hostileDate(now))
             return Self.signed(DeviceCommand.schema, "grant-service", command, context.grantKey)
         }
     }
@@ -236,13 +260,12 @@ public struct HostileEnvelopes {
             return Self.signed(DeviceAck.schema, Self.signer(ack.deviceID), ack, key)
         case .revocationEvents:
             let event = RevocationEvent(
-                eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(),
-                ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation), revokedUserID: UUID(),
-                revokedByUserID: UUID(), newFMKVersion: int(2), recordsReencrypted: int(0), reason: text(MessageLimits.reasonLength),
+                eventID: random.uuid(), familyMemberID: random.uuid(), ownerUserID: random.uuid(),
+                ownerAgreementPublicKey: Self.agreementPublicKey(&random), revokedUserID: random.uuid(),
+                revokedByUserID: random.uuid(), newFMKVersion: int(2), recordsReencrypted: int(0), reason: text(MessageLimits.reasonLength),
                 clientDurationMs: int(0), occurredAt: date(),
                 expectedDevices: (0..<Int.random(in: 0...3, using: &random)).map { _ in
-                    .init(deviceID: UUID(), userID: UUID(), action: .secureDeletion,
-                          signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
+                    .init(deviceID: random.uuid(), userID: random.uuid(), action: .secureDeletion, signingPublicKey: signingPublicKey())
                 })
             return Self.signed(RevocationEvent.schema, "grant-service", event, context.grantKey)
         case .accessEvents:
@@ -251,19 +274,24 @@ public struct HostileEnvelopes {
                 details["\(index)" + text(MessageLimits.detailKeyLength - 2)] = text(MessageLimits.detailValueLength)
             }
             let event = AccessEvent(
-                eventID: UUID(), kind: AccessEvent.Kind.allCases.randomElement(using: &random)!, familyMemberID: UUID(),
-                ownerUserID: UUID(), ownerAgreementPublicKey: Data(X25519.PrivateKey().publicKey.rawRepresentation),
-                actorUserID: UUID(), targetUserID: UUID(), fmkVersion: int(1), details: details, occurredAt: date())
+                eventID: random.uuid(), kind: AccessEvent.Kind.allCases.randomElement(using: &random)!, familyMemberID: random.uuid(),
+                ownerUserID: random.uuid(), ownerAgreementPublicKey: Self.agreementPublicKey(&random),
+                actorUserID: random.uuid(), targetUserID: random.uuid(), fmkVersion: int(1), details: details, occurredAt: date())
             return Self.signed(AccessEvent.schema, "grant-service", event, context.grantKey)
         default:
             let command = DeviceCommand(
-                commandID: UUID(), eventID: UUID(), deviceID: context.commandDevice, action: .secureDeletion,
-                familyMemberID: UUID(), newFMKVersion: int(1), issuedAt: date())
+                commandID: random.uuid(), eventID: random.uuid(), deviceID: context.commandDevice, action: .secureDeletion,
+                familyMemberID: random.uuid(), newFMKVersion: int(1), issuedAt: date())
             return Self.signed(DeviceCommand.schema, "grant-service", command, context.grantKey)
         }
     }
 
     // MARK: Hostile values
+
+    /// A valid Ed25519 public key drawn from the seed.
+    private mutating func signingPublicKey() -> Data {
+        Data(Self.signingKey(&random).publicKey.rawRepresentation)
+    }
 
     static let extremeNumbers = [
         "-1", "0", "2147483647", "2147483648", "-2147483649", "9223372036854775807", "9223372036854775808",
