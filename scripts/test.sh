@@ -62,11 +62,13 @@ if [ "${RESCIND_TEST_TANSU:-1}" != 0 ]; then
         # shellcheck disable=SC1091
         source .stack/tansu.env
         # The harnesses (grant and audit services, agents, the CLI) run on Tansu too. The chaos
-        # run brings its own broker (the development cluster's fault API) and database: not again.
+        # run brings its own broker (the development cluster's fault API, three brokers) and
+        # database; it runs here only, where the current librdkafka is loaded: under Debian's
+        # 2.0.2 its in-process mock cluster once aborted on its own assertion after an outage
+        # (ChaosCommandTests skip themselves under 2.0.x, so the first pass does not run them).
         export RESCIND_TEST_KAFKA=external
         run_tests tansu "${RESCIND_TEST_TANSU_LIMIT_SECONDS:-900}" \
-            --filter 'EndToEndTests\.|DeviceAgentTests\.(ProcessTests|LockedProcessTests)|TopicProvisioningTests|roundTripOnExternalBroker' \
-            --skip 'ChaosCommandTests'
+            --filter 'EndToEndTests\.|DeviceAgentTests\.(ProcessTests|LockedProcessTests)|TopicProvisioningTests|roundTripOnExternalBroker'
     )
     echo "[test] the Tansu pass took $(( $(date +%s) - tansu_started )) s"
 fi

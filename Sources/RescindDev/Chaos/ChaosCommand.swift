@@ -14,14 +14,15 @@ struct ChaosCommand: AsyncParsableCommand {
         abstract: "Kill every process at every step under load, then count what survives.",
         discussion: """
             Starts its own PostgreSQL cluster (initdb in a temporary directory, its own port), the \
-            development Kafka cluster in this process, two grant services, two audit services and \
+            development Kafka cluster in this process (three brokers), two grant services, two audit services and \
             six device agents (rescind-dev agent) as processes, and drives a seeded stream of \
             revocations, grants, re-grants, record edits and additions across three family members \
             while a seeded schedule of faults strikes: the postmaster killed with SIGKILL and \
             restarted (during a commit, a relay batch, the audit service's transactions), a grant \
             service killed (upload, commit, relay) and an audit service killed, an agent killed at \
-            every named step of a rotation and of an erasure, broker request errors and every broker \
-            down for 10-30 s, an agent paused (SIGSTOP) past the ack deadline and resumed. Then it \
+            every named step of a rotation and of an erasure, broker request errors, every broker \
+            down for 10-30 s, one broker down while the others stay up (the partitions it leads \
+            and the groups it coordinates moved to them, and back when it returns), an agent paused (SIGSTOP) past the ack deadline and resumed. Then it \
             waits for the system to converge and checks every invariant, each with its count; it \
             exits 1 when one fails (2 when the run itself could not go on). The same seed gives the \
             same schedule and the same operations.
@@ -112,6 +113,9 @@ struct ChaosRun: Sendable {
         var setupRandom = root.split(3)
         let workload = try await ChaosWorkload.setUp(
             stack: stack, recordsPerMember: short ? 10 : 16, random: &setupRandom, log: log)
+        // Every consumer group gets a coordinator the run knows, so that `leader_down` can move it.
+        try await stack.pinCoordinators(
+            groups: [ChaosStack.auditGroup] + workload.agents.map { "rescind-agent-\($0.deviceID.uuidString.lowercased())" })
         let schedule = ChaosSchedule.make(
             seed: seed, short: short, agentCount: workload.agents.count, ackDeadlineSeconds: ackDeadlineSeconds)
         let started = ContinuousClock.now

@@ -89,6 +89,8 @@ final class ChaosFaultInjector: Sendable {
             try await Task.sleep(for: .seconds(seconds))
             for broker in stack.cluster.brokerIDs { try await stack.cluster.setBrokerUp(broker) }
             return "struck"
+        case .leaderDown(let broker, let seconds):
+            return try await leaderDown(broker, seconds: seconds)
         case .agentStepKill(let index, let action, let step):
             return try await stepKill(workload.agents[index], action, step, random: &random)
         case .agentPause(let index, let seconds):
@@ -102,6 +104,25 @@ final class ChaosFaultInjector: Sendable {
             agent.process.signal(SIGCONT)
             return "struck"
         }
+    }
+
+    /// One broker down while the others stay up. After a second (the controller noticing), the
+    /// partitions it leads move to the live brokers in turn and so do the consumer groups it
+    /// coordinates (the audit services' and every agent's); clients find them through their next
+    /// metadata or FindCoordinator request. When it is back, both move back to it.
+    func leaderDown(_ broker: Int32, seconds: Int) async throws -> String {
+        let live = stack.cluster.brokerIDs.filter { $0 != broker }
+        try await stack.cluster.setBrokerDown(broker)
+        try await Task.sleep(for: .seconds(1))
+        let moved = try await stack.moveLeaders(from: broker, to: live)
+        let groups = try await stack.moveCoordinators(from: broker, to: live)
+        log("broker \(broker) down: \(moved.count) partition leaders and \(groups.count) group coordinators moved to brokers \(live.map(String.init).joined(separator: ","))")
+        try await Task.sleep(for: .seconds(seconds))
+        try await stack.cluster.setBrokerUp(broker)
+        try await Task.sleep(for: .seconds(2))
+        for (topic, partition) in moved { try await stack.moveLeader(topic: topic, partition: partition, to: broker) }
+        for group in groups { try await stack.moveCoordinator(group: group, to: broker) }
+        return moved.isEmpty ? "led_nothing" : "struck"
     }
 
     /// Freezes `agent` at `step` of the command for `action` (`rescind-dev agent` with

@@ -4,7 +4,8 @@ import RescindDevKit
 import Synchronization
 
 /// A service or agent of a chaos run: one process at a time, killed and started again in its
-/// place (same environment, same port), each generation logging to a file of its own.
+/// place (same environment, same port), each generation logging to a file of its own, and each
+/// killed by the kernel if the chaos run dies first (`exitsWithParent`).
 final class ChaosProcess: Sendable {
     let name: String
     let executable: URL
@@ -38,7 +39,7 @@ final class ChaosProcess: Sendable {
         let child = try ChildProcess(
             name: "\(name).\(generation)", executable: executable, arguments: arguments,
             environment: environment.merging(extra) { $1 },
-            output: .file(logs.appendingPathComponent("\(name).\(generation).log")))
+            output: .file(logs.appendingPathComponent("\(name).\(generation).log")), exitsWithParent: true)
         state.withLock { $0.child = child }
         guard let readyURL else { return }
         let deadline = ContinuousClock.now + timeout

@@ -18,6 +18,10 @@ enum ChaosFault: Sendable, CustomStringConvertible {
     case requestErrors([DevelopmentClusterAPI], count: Int)
     /// Every broker down for `seconds`.
     case brokersDown(seconds: Int)
+    /// One broker down for `seconds` while the others stay up: the partitions it leads and the
+    /// consumer groups it coordinates move to the live brokers, as a controller moves them, and
+    /// back once it returns (a preferred-leader election).
+    case leaderDown(broker: Int32, seconds: Int)
     /// An agent frozen at a named step of the command for `action` and killed there.
     case agentStepKill(agent: Int, DeviceAction, AgentStep)
     /// An agent paused (SIGSTOP) for `seconds`, past the ack deadline, then resumed.
@@ -31,6 +35,7 @@ enum ChaosFault: Sendable, CustomStringConvertible {
         case .auditKill: "audit_service_kill"
         case .requestErrors: "broker_request_errors"
         case .brokersDown: "brokers_down"
+        case .leaderDown: "leader_down"
         case .agentStepKill: "agent_step_kill"
         case .agentPause: "agent_paused"
         }
@@ -43,6 +48,7 @@ enum ChaosFault: Sendable, CustomStringConvertible {
         case .auditKill(let index, let down): "audit service \(index) SIGKILL, down \(down) ms"
         case .requestErrors(let apis, let count): "\(count) request errors on \(apis.map(\.rawValue).joined(separator: ","))"
         case .brokersDown(let seconds): "all brokers down \(seconds) s"
+        case .leaderDown(let broker, let seconds): "broker \(broker) (a partition leader) down \(seconds) s, the others up"
         case .agentStepKill(let agent, let action, let step): "agent \(agent) SIGKILL at \(action.rawValue)/\(step.rawValue)"
         case .agentPause(let agent, let seconds): "agent \(agent) SIGSTOP \(seconds) s, then SIGCONT"
         }
@@ -91,6 +97,10 @@ struct ChaosSchedule: Sendable {
             }
             // Outages last 10-30 s; one per cycle keeps most of the run under other faults.
             round.append(.brokersDown(seconds: short ? 10 : Int.random(in: 10...30, using: &infra)))
+            round.append(
+                .leaderDown(
+                    broker: Int32.random(in: 1...Int32(ChaosStack.brokers), using: &infra),
+                    seconds: short ? 8 : Int.random(in: 8...20, using: &infra)))
             infrastructure += round.shuffled(using: &infra)
         }
 

@@ -11,10 +11,14 @@ import Synchronization
 
 /// What a chaos run runs on, all of it its own: a PostgreSQL cluster (`ThrowawayPostgres`, so
 /// that a postmaster SIGKILL never reaches the shared stack), the development Kafka cluster in
-/// this process (its fault API), two grant services and two audit services as processes on one
-/// schema each, and the device agents as `rescind-dev agent` processes.
+/// this process (three brokers, every partition replicated on all three, leaders spread; its
+/// fault API), two grant services and two audit services as processes on one schema each, and
+/// the device agents as `rescind-dev agent` processes. Every process it starts dies with it
+/// (`ChildProcess`'s `exitsWithParent`), however it ends.
 final class ChaosStack: Sendable {
     static let partitions: Int32 = 4
+    static let brokers = 3
+    static let auditGroup = "chaos-audit"
     static let clientTLS = ClientTLS(plainHTTP: .loopback)
     static let grantSchema = "chaos_grant"
     static let auditSchema = "chaos_audit"
@@ -23,6 +27,11 @@ final class ChaosStack: Sendable {
     let postgres: ThrowawayPostgres
     let cluster: DevelopmentCluster
     let topicPrefix: String
+    /// The leader of each partition of each topic (full topic name → leader by partition), as the
+    /// run placed or moved it (`moveLeaders`).
+    let leaders: Mutex<[String: [Int32]]>
+    /// The coordinator of each consumer group the run pinned (`pinCoordinators`).
+    let coordinators = Mutex<[String: Int32]>([:])
     let grantURLs: [URL]
     let auditURLs: [URL]
     let grantKey: Ed25519.PublicKey
@@ -37,7 +46,8 @@ final class ChaosStack: Sendable {
     let log: @Sendable (String) -> Void
 
     private init(
-        work: URL, postgres: ThrowawayPostgres, cluster: DevelopmentCluster, topicPrefix: String, grantURLs: [URL],
+        work: URL, postgres: ThrowawayPostgres, cluster: DevelopmentCluster, topicPrefix: String,
+        leaders: [String: [Int32]], grantURLs: [URL],
         auditURLs: [URL], grantKey: Ed25519.PublicKey, auditKey: Ed25519.PublicKey, operatorTokenFile: URL,
         ackDeadlineSeconds: Int, grants: [ChaosProcess], audits: [ChaosProcess], binaries: URL,
         log: @escaping @Sendable (String) -> Void
@@ -46,6 +56,7 @@ final class ChaosStack: Sendable {
         self.postgres = postgres
         self.cluster = cluster
         self.topicPrefix = topicPrefix
+        self.leaders = Mutex(leaders)
         self.grantURLs = grantURLs
         self.auditURLs = auditURLs
         self.grantKey = grantKey
@@ -71,12 +82,13 @@ final class ChaosStack: Sendable {
             throw CLIError("no PostgreSQL server programs (initdb): install postgresql or set RESCIND_PG_BIN")
         }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let pgPort = try freePort()
+        let pgPort = try FreePort.next()
         log("PostgreSQL: a cluster of its own on 127.0.0.1:\(pgPort) (initdb in a temporary directory)")
         let postgres = try await ThrowawayPostgres.start(port: pgPort, binaries: pgBinaries)
+        log("PostgreSQL's directory: \(postgres.directory.path)")
         let cluster: DevelopmentCluster
         do {
-            cluster = try DevelopmentCluster(brokers: 1)
+            cluster = try DevelopmentCluster(brokers: brokers)
         } catch {
             await postgres.stop()
             postgres.remove()
@@ -85,11 +97,23 @@ final class ChaosStack: Sendable {
         let topicPrefix = "chaos."
         var grants: [ChaosProcess] = []
         var audits: [ChaosProcess] = []
+        var leaders: [String: [Int32]] = [:]
         do {
+            // Every partition on every broker; leaders spread as a controller places them
+            // (partition p on broker p mod 3 + 1), so that one broker down leaves partitions of
+            // every topic leaderless until they move (`leader_down`).
             for topic in Topic.allCases {
-                _ = try await cluster.createTopic(name: topicPrefix + topic.rawValue, partitions: partitions)
+                let name = topicPrefix + topic.rawValue
+                _ = try await cluster.createTopic(name: name, partitions: partitions, replicationFactor: Int16(brokers))
+                var byPartition: [Int32] = []
+                for partition in 0..<partitions {
+                    let leader = Int32(Int(partition) % brokers) + 1
+                    try await cluster.setPartitionLeader(topic: name, partition: partition, brokerID: leader)
+                    byPartition.append(leader)
+                }
+                leaders[name] = byPartition
             }
-            log("Kafka: the development cluster in this process at \(cluster.bootstrapServers), topics \(topicPrefix)*")
+            log("Kafka: the development cluster in this process (librdkafka \(DevelopmentCluster.librdkafkaVersion)), \(brokers) brokers at \(cluster.bootstrapServers), topics \(topicPrefix)*")
             let keys = work.appendingPathComponent("keys")
             try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let grantKey = try writeSigningKey(keys.appendingPathComponent("grant.key"))
@@ -106,7 +130,7 @@ final class ChaosStack: Sendable {
             try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
             var grantURLs: [URL] = []
             for index in 0..<2 {
-                let port = try freePort()
+                let port = try FreePort.next()
                 let url = URL(string: "http://127.0.0.1:\(port)")!
                 grantURLs.append(url)
                 let environment = common.merging([
@@ -127,14 +151,14 @@ final class ChaosStack: Sendable {
             }
             var auditURLs: [URL] = []
             for index in 0..<2 {
-                let port = try freePort()
+                let port = try FreePort.next()
                 let url = URL(string: "http://127.0.0.1:\(port)")!
                 auditURLs.append(url)
                 let environment = common.merging([
                     "RESCIND_AUDIT_HOST": "127.0.0.1", "RESCIND_AUDIT_PORT": "\(port)",
                     "RESCIND_AUDIT_DB_SCHEMA": auditSchema,
                     "RESCIND_AUDIT_MIGRATIONS_DIR": repository.appendingPathComponent("migrations/audit").path,
-                    "RESCIND_AUDIT_CONSUMER_GROUP": "chaos-audit",
+                    "RESCIND_AUDIT_CONSUMER_GROUP": auditGroup,
                     "RESCIND_AUDIT_SIGNING_KEY_FILE": keys.appendingPathComponent("audit.key").path,
                     "RESCIND_AUDIT_OPERATOR_TOKEN_FILE": tokenFile.path,
                     "RESCIND_GRANT_SERVICE_PUBLIC_KEY": Data(grantKey.rawRepresentation).base64EncodedString(),
@@ -154,7 +178,7 @@ final class ChaosStack: Sendable {
             }
             log("services: grant \(grantURLs.map(\.absoluteString).joined(separator: " ")), audit \(auditURLs.map(\.absoluteString).joined(separator: " "))")
             return ChaosStack(
-                work: work, postgres: postgres, cluster: cluster, topicPrefix: topicPrefix, grantURLs: grantURLs,
+                work: work, postgres: postgres, cluster: cluster, topicPrefix: topicPrefix, leaders: leaders, grantURLs: grantURLs,
                 auditURLs: auditURLs, grantKey: grantKey, auditKey: auditKey, operatorTokenFile: tokenFile,
                 ackDeadlineSeconds: ackDeadlineSeconds, grants: grants, audits: audits, binaries: binaries, log: log)
         } catch {
@@ -234,6 +258,46 @@ final class ChaosStack: Sendable {
 
     // MARK: Kafka
 
+    /// Moves the leadership of every partition `broker` leads to the live brokers (in turn), as a
+    /// controller does when a broker dies; returns the partitions moved as `(topic, partition)`.
+    func moveLeaders(from broker: Int32, to live: [Int32]) async throws -> [(String, Int32)] {
+        let led = leaders.withLock { leaders in
+            leaders.flatMap { topic, byPartition in
+                byPartition.indices.filter { byPartition[$0] == broker }.map { (topic, Int32($0)) }
+            }
+        }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        for (index, (topic, partition)) in led.enumerated() {
+            try await moveLeader(topic: topic, partition: partition, to: live[index % live.count])
+        }
+        return led
+    }
+
+    /// Moves one partition's leadership (and records it).
+    func moveLeader(topic: String, partition: Int32, to broker: Int32) async throws {
+        try await cluster.setPartitionLeader(topic: topic, partition: partition, brokerID: broker)
+        leaders.withLock { $0[topic]?[Int(partition)] = broker }
+    }
+
+    /// Places the coordinators of these consumer groups on the brokers in turn (the mock would
+    /// otherwise keep each on a broker chosen by hash, even while that broker is down).
+    func pinCoordinators(groups: [String]) async throws {
+        for (index, group) in groups.enumerated() {
+            try await moveCoordinator(group: group, to: Int32(index % Self.brokers) + 1)
+        }
+    }
+
+    /// Moves every group `broker` coordinates to the live brokers in turn; returns the groups moved.
+    func moveCoordinators(from broker: Int32, to live: [Int32]) async throws -> [String] {
+        let groups = coordinators.withLock { $0.filter { $0.value == broker }.map(\.key) }.sorted()
+        for (index, group) in groups.enumerated() { try await moveCoordinator(group: group, to: live[index % live.count]) }
+        return groups
+    }
+
+    func moveCoordinator(group: String, to broker: Int32) async throws {
+        try await cluster.setGroupCoordinator(group: group, brokerID: broker)
+        coordinators.withLock { $0[group] = broker }
+    }
+
     /// Every message of a topic so far (all partitions from the beginning), read until the
     /// topic has been quiet for `quiet`.
     func messages(_ topic: Topic, quiet: Duration = .seconds(3)) async throws -> [KafkaMessage] {
@@ -268,26 +332,5 @@ final class ChaosStack: Sendable {
             throw CLIError("cannot write \(file.path)")
         }
         return try Ed25519.PrivateKey(seed: &seed).publicKey
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on right now.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw CLIError("socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw CLIError("bind() failed") }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: actual.sin_port))
     }
 }

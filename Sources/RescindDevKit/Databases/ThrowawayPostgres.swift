@@ -12,7 +12,7 @@ import Glibc
 /// No TLS, trust authentication on loopback, user and database `rescind`. PostgreSQL refuses
 /// to run as root; as root the cluster belongs to the `postgres` user and every command runs
 /// through `runuser`, as `scripts/stack.sh` does. The postmaster runs in the foreground as a child
-/// of this process; it is signalled through the pid in `postmaster.pid`.
+/// of this process, which it does not outlive; it is signalled through the pid in `postmaster.pid`.
 public final class ThrowawayPostgres: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -142,15 +142,20 @@ public final class ThrowawayPostgres: Sendable {
                 "-c", "shared_buffers=64MB",
             ]
             let executable = binaries.appendingPathComponent("postgres")
+            // Tied to this process's life (`exitsWithParent`): a run that dies takes its
+            // postmaster with it (its backends notice and exit). As root, `runuser` stays between
+            // them as the postmaster's parent, so the postmaster is tied to `runuser` in turn.
             let child =
                 getuid() == 0
                 ? try ChildProcess(
                     name: "postgres", executable: URL(fileURLWithPath: "/usr/sbin/runuser"),
-                    arguments: ["-u", "postgres", "--", executable.path] + arguments, environment: Self.environment,
-                    directory: URL(fileURLWithPath: "/"), output: .file(nextLog()))
+                    arguments: ["-u", "postgres", "--", ChildProcess.setpriv.path] + ChildProcess.parentDeathArguments
+                        + [executable.path] + arguments,
+                    environment: Self.environment, directory: URL(fileURLWithPath: "/"), output: .file(nextLog()),
+                    exitsWithParent: true)
                 : try ChildProcess(
                     name: "postgres", executable: executable, arguments: arguments, environment: Self.environment,
-                    output: .file(nextLog()))
+                    output: .file(nextLog()), exitsWithParent: true)
             server.withLock { $0 = child }
             while ContinuousClock.now < deadline, child.isRunning {
                 let ready = try await ChildProcess.run(

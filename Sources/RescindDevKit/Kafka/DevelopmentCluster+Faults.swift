@@ -18,6 +18,14 @@ extension DevelopmentCluster {
         try await withMock { try $0.setPartitionLeader(topic: topic, partition: partition, brokerID: brokerID) }
     }
 
+    /// Makes `brokerID` the coordinator of consumer group `group`. By default the mock picks one
+    /// broker per group by hashing its id and keeps it even while that broker is down; moving it
+    /// is what a controller does when the coordinator's broker dies. Members learn it from their
+    /// next group request (`NOT_COORDINATOR`, then a new FindCoordinator).
+    public func setGroupCoordinator(group: String, brokerID: Int32) async throws {
+        try await withMock { try $0.setGroupCoordinator(group: group, brokerID: brokerID) }
+    }
+
     /// Makes the next `errors.count` requests of type `api` (on any broker) fail with
     /// these errors, in order, then requests succeed again.
     public func pushRequestErrors(_ errors: [InjectedError], for api: APIKey) async throws {

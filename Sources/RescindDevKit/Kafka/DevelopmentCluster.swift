@@ -24,6 +24,10 @@ public final class DevelopmentCluster: Sendable {
     /// `1...brokers`.
     public var brokerIDs: ClosedRange<Int32> { mock.brokerIDs }
 
+    /// The version of the librdkafka this process loaded, whose mock cluster this is
+    /// (Debian's is 2.0.2; `scripts/tansu.sh` puts 2.16.1 on `LD_LIBRARY_PATH`).
+    public static var librdkafkaVersion: String { RDKafkaMockCluster.libraryVersion }
+
     /// - Throws: `KafkaError` `.developmentCluster` when `brokers < 1` or librdkafka
     ///   cannot start the mock (no free port, …).
     public init(brokers: Int = 1) throws {

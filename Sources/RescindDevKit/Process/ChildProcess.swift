@@ -62,18 +62,37 @@ public final class ChildProcess: Sendable {
     /// - Parameters:
     ///   - environment: the child's whole environment; `nil` inherits this process's.
     ///   - directory: its working directory; `nil` keeps this process's.
-    /// - Throws: `LaunchError` when the executable is missing; Foundation's error when it cannot run.
+    ///   - exitsWithParent: the kernel kills the child (SIGKILL) when this process dies, however it
+    ///     dies (an abort, a SIGKILL), so that nothing it started outlives it. Linux only (through
+    ///     `setpriv --pdeathsig`, which execs the executable: the pid is the child's own); the child
+    ///     is started from one thread that lives as long as this process (`SpawnThread`), since the
+    ///     kernel signals the child when the thread that started it ends, not the process.
+    /// - Throws: `LaunchError` when the executable (or `setpriv`) is missing; Foundation's error
+    ///   when it cannot run.
     public init(
         name: String, executable: URL, arguments: [String] = [], environment: [String: String]? = nil,
-        directory: URL? = nil, output: Output
+        directory: URL? = nil, output: Output, exitsWithParent: Bool = false
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw LaunchError(description: "\(executable.path) is missing: build it first")
         }
         self.name = name
         process = Process()
+        #if os(Linux)
+        if exitsWithParent {
+            guard FileManager.default.isExecutableFile(atPath: Self.setpriv.path) else {
+                throw LaunchError(description: "\(Self.setpriv.path) is missing (util-linux): it ties a child's life to this process")
+            }
+            process.executableURL = Self.setpriv
+            process.arguments = Self.parentDeathArguments + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
+        #else
         process.executableURL = executable
         process.arguments = arguments
+        #endif
         if let environment { process.environment = environment }
         if let directory { process.currentDirectoryURL = directory }
         process.standardInput = FileHandle.nullDevice
@@ -95,9 +114,18 @@ public final class ChildProcess: Sendable {
         }
         let exit = self.exit
         process.terminationHandler = { finished in exit.finish(status: finished.terminationStatus) }
-        try process.run()
+        if exitsWithParent {
+            try SpawnThread.shared.run(process)
+        } else {
+            try process.run()
+        }
         Self.watchExit(of: process.processIdentifier, into: exit)
     }
+
+    /// util-linux's `setpriv`: sets the parent-death signal of the child, then execs the program.
+    public static let setpriv = URL(fileURLWithPath: "/usr/bin/setpriv")
+    /// The arguments that make `setpriv` run a program that gets SIGKILL when its parent dies.
+    public static let parentDeathArguments = ["--pdeathsig", "KILL", "--"]
 
     /// Foundation on Linux learns that a child ended when a socket the child inherited reaches
     /// end-of-file: a grandchild that inherited it too (a shell's `sleep`, a daemon a script
@@ -272,5 +300,63 @@ private final class ExitState: @unchecked Sendable {
             return nil
         }
         if let done { continuation.resume(returning: done) }
+    }
+}
+
+/// The one thread that starts every child tied to this process's life (`exitsWithParent`).
+///
+/// The kernel sends a child its parent-death signal when the *thread* that forked it ends. Swift's
+/// cooperative threads and Dispatch's workers come and go, so a child started from one of them
+/// would be killed when that thread is retired; this thread never ends before the process does.
+///
+/// `@unchecked Sendable`: `jobs` is only touched under `condition`'s lock.
+private final class SpawnThread: @unchecked Sendable {
+    static let shared = SpawnThread()
+
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+
+    private init() {
+        let thread = Thread { [self] in serve() }
+        thread.name = "rescind.devkit.spawn"
+        thread.start()
+    }
+
+    private func serve() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    /// Runs `process.run()` on this thread and waits for it (a `posix_spawn`: milliseconds).
+    func run(_ process: Process) throws {
+        let box = SpawnJob(process)
+        condition.lock()
+        jobs.append { box.launch() }
+        condition.signal()
+        condition.unlock()
+        box.done.wait()
+        if let error = box.error { throw error }
+    }
+}
+
+/// One launch handed to `SpawnThread`.
+///
+/// `@unchecked Sendable`: `process` is used by the spawn thread only while its submitter waits on
+/// `done`; `error` is written before `done` is signalled and read after.
+private final class SpawnJob: @unchecked Sendable {
+    let process: Process
+    let done = DispatchSemaphore(value: 0)
+    var error: (any Error)?
+
+    init(_ process: Process) { self.process = process }
+
+    func launch() {
+        do { try process.run() } catch { self.error = error }
+        done.signal()
     }
 }

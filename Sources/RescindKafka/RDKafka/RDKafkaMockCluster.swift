@@ -19,6 +19,12 @@ import Foundation
     /// `1...brokers`.
     public let brokerIDs: ClosedRange<Int32>
 
+    /// The version of the librdkafka this process loaded (`rd_kafka_version_str`), whose mock
+    /// cluster this is: Debian's 2.0.2, or another one put first on `LD_LIBRARY_PATH`.
+    public static var libraryVersion: String { loadedVersion() }
+
+    private static func loadedVersion() -> String { String(cString: rd_kafka_version_str()) }
+
     /// - Throws: `KafkaError` `.developmentCluster` when `brokers` is outside 1...64 or
     ///   librdkafka cannot start the mock (no free port, …).
     public init(brokers: Int) throws {
@@ -77,6 +83,14 @@ import Foundation
         try check(
             try withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, brokerID) },
             "moving the leader of \(topic)[\(partition)]")
+    }
+
+    /// Makes `brokerID` the coordinator of consumer group `group` (instead of the broker the
+    /// mock picks by hashing the group id, up or not), as a controller would after the old one died.
+    public func setGroupCoordinator(group: String, brokerID: Int32) throws {
+        try check(
+            try withCluster { rd_kafka_mock_coordinator_set($0, "group", group, brokerID) },
+            "moving the coordinator of group \(group)")
     }
 
     /// The next `errors.count` requests of protocol API `apiKey` fail with these Kafka error codes.

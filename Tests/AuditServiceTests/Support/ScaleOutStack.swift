@@ -93,7 +93,7 @@ final class ScaleOutStack: Sendable {
         let grantSchema = "grant_scaleout_\(suffix)"
         let auditSchema = "audit_scaleout_\(suffix)"
         let root = GrantServiceHarness.repositoryRoot
-        let grantPorts = [try freePort(), try freePort()]
+        let grantPorts = [try FreePort.next(), try FreePort.next()]
         let grantEnvironments = grantPorts.map { port in
             common.merging([
                 "RESCIND_GRANT_HOST": "127.0.0.1",
@@ -118,7 +118,7 @@ final class ScaleOutStack: Sendable {
             let grantKey = try Ed25519.PublicKey(
                 rawRepresentation: [UInt8](
                     try await GrantServiceClient(baseURL: grantURLs[0], tls: clientTLS).serviceKey().signingPublicKey))
-            let auditPorts = [try freePort(), try freePort()]
+            let auditPorts = [try FreePort.next(), try FreePort.next()]
             let auditEnvironments = auditPorts.map { port in
                 common.merging([
                     "RESCIND_AUDIT_HOST": "127.0.0.1",
@@ -254,26 +254,5 @@ final class ScaleOutStack: Sendable {
         }
         reader.cancel()
         return received.withLock { $0 }
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on right now.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw HarnessError.unexpected("socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw HarnessError.unexpected("bind() failed") }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: actual.sin_port))
     }
 }
