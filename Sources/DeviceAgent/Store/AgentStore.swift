@@ -8,7 +8,8 @@ import RescindClient
 ///
 /// Every state change is one SQLite transaction, so a crash leaves either the old or the
 /// new state, never a half-rotated or half-erased cache. The journal is a write-ahead log with
-/// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut),
+/// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut;
+/// the exceptions are bookkeeping transactions written with `write(synced: false)`),
 /// at one sync of the log instead of the rollback journal's three (journal, its header, the
 /// database), which made SQLite's syncs most of an agent's time per rotation (BENCHMARKS.md,
 /// issue 19 item 3). `secure_delete` makes SQLite zero deleted content and `temp_store=MEMORY`
