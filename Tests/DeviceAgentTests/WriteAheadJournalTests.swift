@@ -52,4 +52,33 @@ struct WriteAheadJournalTests {
         #expect(try await fixture.engine.store.records(of: kept).count == 5)
         #expect(try await fixture.engine.store.familyMember(kept)?.fmkVersion == 1)
     }
+
+    struct Refused: Error {}
+
+    @Test("bookkeeping (offset marks, acks and receipts marked sent) commits without a sync; the connection is FULL again after it, even when it fails")
+    func bookkeepingIsNotSynced() async throws {
+        let fixture = try await LockableFixture()
+        defer { fixture.directory.remove() }
+        let store = fixture.engine.store
+        #expect(try await store.write(synced: false) { db in try AgentStore.synchronous(in: db) } == 1, "NORMAL: COMMIT writes the log, no sync")
+        #expect(try await store.write { db in try AgentStore.synchronous(in: db) } == 2, "every other transaction stays synced")
+        #expect(try await store.journalSettings().synchronous == 2)
+
+        // A failing unsynced transaction changes nothing and leaves the connection at FULL.
+        await #expect(throws: AgentError.self) { _ = try await store.write(synced: false) { _ -> Int in throw Refused() } }
+        #expect(try await store.journalSettings().synchronous == 2)
+
+        // The offset mark, unsynced, is seen by a second connection at once (a killed process
+        // loses nothing: the log's pages are in the kernel's cache); what a power cut could
+        // lose of it is the state `CrashRecoveryTests` already covers (offset never marked,
+        // acks never marked sent: redelivery recognised, acks sent again and kept once).
+        let member = UUID()
+        try await fixture.cache(member, version: 1, count: 2)
+        let command = fixture.command(.fmkRotation, member, version: 2)
+        #expect(try await store.enqueue(command) == .new)
+        try await store.markOffsetCommitted(command.commandID)
+        #expect(try await store.journalSettings().synchronous == 2)
+        let reopened = try AgentStore(path: fixture.configuration.databasePath)
+        #expect(try await reopened.enqueue(command) == .duplicate(done: false, offsetCommitted: true))
+    }
 }

@@ -84,10 +84,15 @@ extension AgentStore {
         try await read { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
-                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                try Self.synchronous(in: db),
                 try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false
             )
         }
+    }
+
+    /// The connection's `PRAGMA synchronous` (2 FULL, 1 NORMAL), as a transaction sees it.
+    static func synchronous(in db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
     }
 
     /// Whether an erasure (or another removal no file may keep) still waits for its VACUUM.

@@ -76,8 +76,11 @@ extension AgentStore {
         }
     }
 
+    /// Not synced (`write(synced:)`): lost to a power cut, the flag only makes a later replay of
+    /// this command count as the redelivery after a crash (no `already_applied` answer; the
+    /// command's own ack is recorded either way).
     func markOffsetCommitted(_ commandID: UUID) async throws {
-        _ = try await write { db in
+        _ = try await write(synced: false) { db in
             try db.execute(sql: "UPDATE commands SET offset_committed = 1 WHERE command_id = ?", arguments: [commandID.text])
         }
     }

@@ -43,9 +43,11 @@ extension AgentStore {
     /// then holds no trace of the commands it sealed (`secure_delete` zeroes the rows, and a
     /// receipt of a sealed command, one the inbox does not hold, leaves the `vacuum` task, so the
     /// log is scrubbed and the file compacted before this returns; see `AgentStore`).
+    /// Not synced (`write(synced:)`): lost to a power cut, the acks and receipts are sent again
+    /// after the restart and the audit service keeps one of each (by `ack_id`).
     func markSent(_ ackIDs: [UUID]) async throws {
         guard !ackIDs.isEmpty else { return }
-        let sealedTrace = try await write { db in
+        let sealedTrace = try await write(synced: false) { db in
             let now = Date().timeIntervalSince1970
             var receipts = 0
             var sealedTrace = false

@@ -74,8 +74,9 @@ extension AgentStore {
         return result
     }
 
+    /// Not synced, like `markOffsetCommitted`.
     func markSealedOffsetCommitted(_ seq: Int64) async throws {
-        _ = try await write { db in
+        _ = try await write(synced: false) { db in
             try db.execute(sql: "UPDATE sealed_inbox SET offset_committed = 1 WHERE seq = ?", arguments: [seq])
         }
     }

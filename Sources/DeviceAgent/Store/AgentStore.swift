@@ -8,7 +8,8 @@ import RescindClient
 ///
 /// Every state change is one SQLite transaction, so a crash leaves either the old or the
 /// new state, never a half-rotated or half-erased cache. The journal is a write-ahead log with
-/// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut),
+/// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut;
+/// the exceptions are bookkeeping transactions written with `write(synced: false)`),
 /// at one sync of the log instead of the rollback journal's three (journal, its header, the
 /// database), which made SQLite's syncs most of an agent's time per rotation (BENCHMARKS.md,
 /// issue 19 item 3). `secure_delete` makes SQLite zero deleted content and `temp_store=MEMORY`
@@ -49,16 +50,33 @@ final class AgentStore: Sendable {
     /// When the transaction leaves the `vacuum` maintenance task (it erased or removed something
     /// no file may keep), the log is checkpointed and truncated (`scrub`) before the queue runs
     /// anything else, so that nothing reads an erasure's ack before its old pages are gone.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    ///
+    /// `synced: false` is for bookkeeping whose loss only repeats idempotent work (an offset
+    /// mark, an ack or receipt marked sent, which is then sent again and deduplicated by its
+    /// id): its COMMIT does not sync the log (`synchronous=NORMAL` for that one transaction).
+    /// A process crash loses nothing (the pages are in the kernel's cache); a power cut may
+    /// lose it, but only together with everything committed after it, because the next synced
+    /// commit (or checkpoint) syncs the whole log, this transaction's frames included, and the
+    /// log is replayed as a prefix. An inbox entry, a command's effect with its ack, and
+    /// anything that leaves the `vacuum` task stay synced (the scrub's checkpoint syncs anyway).
+    /// This keeps two synced transactions per command (inbox, effect with ack) instead of four
+    /// (BENCHMARKS.md, issue 19 item 3).
+    func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.writeWithoutTransaction { db in
                 var result: T?
                 var scrub = false
-                try db.inTransaction {
-                    result = try body(db)
-                    scrub = try Self.vacuumPending(in: db)
-                    return .commit
+                if !synced { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                let committed = Result {
+                    try db.inTransaction {
+                        result = try body(db)
+                        scrub = try Self.vacuumPending(in: db)
+                        return .commit
+                    }
                 }
+                // Back to FULL before anything else runs on the connection, whatever happened.
+                if !synced { try db.execute(sql: "PRAGMA synchronous = FULL") }
+                try committed.get()
                 if scrub { try Self.scrub(db) }
                 guard let result else { throw AgentError(.storage, "a write transaction returned nothing") }
                 return result

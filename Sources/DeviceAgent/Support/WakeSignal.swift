@@ -2,20 +2,101 @@ import Synchronization
 
 /// A coalescing "there is work" flag between services: the producer of work signals, the
 /// worker waits for the flag or a timeout, whichever comes first.
+///
+/// A waiter is suspended on a continuation that `signal` resumes at once. (It used to check
+/// the flag every 25 ms: every agent's executor and ack publisher woke 40 times a second with
+/// nothing to do, and a signal waited 12 ms on average before it was seen, in "command →
+/// agent starts" and in "ack → published"; BENCHMARKS.md, issue 19 item 3.)
 final class WakeSignal: Sendable {
-    private let pending = Mutex(false)
+    private enum Slot {
+        /// `wait` took an id and has not suspended yet.
+        case armed
+        /// Suspended until `signal`, the timeout or cancellation resumes it.
+        case waiting(CheckedContinuation<Void, Never>)
+        /// The timeout or cancellation came before the waiter suspended: it must not suspend.
+        case released
+    }
 
+    private struct State {
+        var pending = false
+        var nextID: UInt64 = 0
+        var slots: [UInt64: Slot] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Wakes every waiter now; with none waiting, the next `wait` returns at once.
     func signal() {
-        pending.withLock { $0 = true }
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for (id, slot) in state.slots {
+                if case .waiting(let continuation) = slot {
+                    woken.append(continuation)
+                    state.slots[id] = nil
+                }
+            }
+            // A waiter not suspended yet (armed) finds the flag when it suspends.
+            if woken.isEmpty || state.slots.values.contains(where: { if case .armed = $0 { true } else { false } }) {
+                state.pending = true
+            }
+            return woken
+        }
+        for continuation in woken { continuation.resume() }
     }
 
     /// Returns when signalled (consuming the signal) or after `timeout`.
     /// - Throws: `CancellationError` when the task is cancelled.
     func wait(upTo timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if pending.withLock({ flag in defer { flag = false }; return flag }) { return }
-            try await Task.sleep(for: .milliseconds(25))
+        try Task.checkCancellation()
+        let id = state.withLock { state -> UInt64? in
+            if state.pending {
+                state.pending = false
+                return nil
+            }
+            state.nextID += 1
+            state.slots[state.nextID] = .armed
+            return state.nextID
         }
+        guard let id else { return }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            release(id)
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if case .released = state.slots[id] { return true }
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.slots[id] = .waiting(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            release(id)
+        }
+        state.withLock { _ = $0.slots.removeValue(forKey: id) }
+        timer.cancel()
+        try Task.checkCancellation()
+    }
+
+    /// The timeout or cancellation of waiter `id`: resumes it if suspended, or keeps it from suspending.
+    private func release(_ id: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            switch state.slots[id] {
+            case .waiting(let continuation):
+                state.slots[id] = nil
+                return continuation
+            case .armed:
+                state.slots[id] = .released
+                return nil
+            case .released, nil:
+                return nil
+            }
+        }
+        continuation?.resume()
     }
 }
