@@ -80,7 +80,6 @@ struct RescindBenchCommand {
                 }
             }
             await section(.commit) { try await CommitBench.run(stack: stack, options: options, report: report) }
-            await section(.writeonce) { try await WriteOnceBench.run(stack: stack, options: options, report: report) }
             await section(.keyhistory) { try await KeyHistoryBench.run(stack: stack, options: options, report: report) }
             // The agent (its own process) before the fan-out and throughput sections load the machine.
             await section(.memory) { try await MemoryBench.agent(stack: stack, options: options, report: report, logger: logger) }

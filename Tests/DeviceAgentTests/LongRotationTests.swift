@@ -59,8 +59,8 @@ struct LongRotationTests {
             try await service.withConnection { connection in
                 try await connection.execute(
                     """
-                    UPDATE records SET tag = \(Data(count: 16)) WHERE record_id =
-                        (SELECT record_id FROM records WHERE family_member_id = \(id) ORDER BY change_seq DESC LIMIT 1)
+                    UPDATE record_bodies SET tag = \(Data(count: 16)) WHERE body_id =
+                        (SELECT body_id FROM records WHERE family_member_id = \(id) ORDER BY change_seq DESC LIMIT 1)
                     """)
             }
             let report = try await agent.engine.selfHeal()

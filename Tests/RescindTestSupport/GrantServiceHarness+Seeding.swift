@@ -18,12 +18,19 @@ extension GrantServiceHarness {
             plaintexts[id] = plaintext
             return (id, try RecordCipher.seal(plaintext, recordID: id, version: version, fmk: fmk))
         }
+        // Bodies once into `record_bodies`, then the narrow rows naming them (migration 0014).
+        let bodyIDs = sealed.map { _ in UUID() }
         _ = try await withConnection { connection in
+            try await connection.copyFrom(table: "record_bodies", columns: ["body_id", "nonce", "ciphertext", "tag"]) { writer in
+                for ((_, record), bodyID) in zip(sealed, bodyIDs) {
+                    try writer.append(bodyID, record.nonce, record.ciphertext, record.tag)
+                }
+            }
             try await connection.copyFrom(
-                table: "records", columns: ["record_id", "family_member_id", "fmk_version", "nonce", "ciphertext", "tag"]
+                table: "records", columns: ["record_id", "family_member_id", "fmk_version", "body_id"]
             ) { writer in
-                for (id, record) in sealed {
-                    try writer.append(id, familyMemberID, Int32(version), record.nonce, record.ciphertext, record.tag)
+                for ((id, _), bodyID) in zip(sealed, bodyIDs) {
+                    try writer.append(id, familyMemberID, Int32(version), bodyID)
                 }
             }
         }

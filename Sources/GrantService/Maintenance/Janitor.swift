@@ -6,7 +6,8 @@ import RescindServiceSupport
 import RescindProtocol
 import ServiceLifecycle
 
-/// Periodic clean-up: abandoned revocation stagings, spent challenges and
+/// Periodic clean-up: abandoned revocation stagings (and their staged bodies), the record
+/// bodies a revocation's commit replaced (`RecordBodies`), spent challenges and
 /// expired tokens, published outbox rows, the devices' kept commands older than
 /// `deviceCommandRetention`, and — the seeds' retention rule — revoked grants older
 /// than the retention period (each purge announced on `access_events` so the audit
@@ -22,8 +23,12 @@ struct Janitor: Sendable {
 
     /// One pass; the application runs it every janitor interval (`PeriodicService`).
     func sweep() async throws {
+        let bodies = try await pool.withConnection { connection in
+            try await RecordBodies.expireStagings(on: connection)
+            return try await RecordBodies.collect(on: connection)
+        }
+        if bodies > 0 { logger.info("deleted record bodies no record refers to", metadata: [LogKey.records: "\(bodies)"]) }
         try await pool.withConnection { connection in
-            try await connection.execute("DELETE FROM revocation_stagings WHERE expires_at < now()")
             try await connection.execute("DELETE FROM auth_challenges WHERE expires_at < now() - interval '1 hour'")
             try await connection.execute("DELETE FROM enrolment_challenges WHERE expires_at < now() - interval '1 hour'")
             try await connection.execute("DELETE FROM auth_tokens WHERE expires_at < now()")

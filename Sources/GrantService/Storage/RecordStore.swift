@@ -17,19 +17,31 @@ struct RecordStore: Sendable {
             guard request.fmkVersion == access.currentFMKVersion else {
                 throw APIError.versionConflict(current: access.currentFMKVersion)
             }
+            // Write-once bodies (migration 0014): the new ciphertext is a new body; the record row
+            // points at it and the body it replaces is deleted in the same transaction.
+            let bodyID = UUID()
+            try await connection.execute(
+                """
+                INSERT INTO record_bodies (body_id, nonce, ciphertext, tag)
+                VALUES (\(bodyID), \(request.nonce), \(request.ciphertext), \(request.tag))
+                """)
+            let replaced = try await connection.query(
+                "SELECT body_id FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID) FOR UPDATE"
+            ).first.map { try $0.decode(UUID.self, column: 0) }
             let rows = try await connection.query(
                 """
-                INSERT INTO records (record_id, family_member_id, fmk_version, nonce, ciphertext, tag)
-                VALUES (\(recordID), \(familyMemberID), \(request.fmkVersion), \(request.nonce), \(request.ciphertext), \(request.tag))
+                INSERT INTO records (record_id, family_member_id, fmk_version, body_id)
+                VALUES (\(recordID), \(familyMemberID), \(request.fmkVersion), \(bodyID))
                 ON CONFLICT (record_id) DO UPDATE
-                SET fmk_version = EXCLUDED.fmk_version, nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext,
-                    tag = EXCLUDED.tag, change_seq = nextval('record_change_seq'), updated_at = now()
+                SET fmk_version = EXCLUDED.fmk_version, body_id = EXCLUDED.body_id,
+                    change_seq = nextval('record_change_seq'), updated_at = now()
                 WHERE records.family_member_id = EXCLUDED.family_member_id
                 RETURNING change_seq
                 """)
             guard let changeSeq = try rows.first?.decode(Int64.self, column: 0) else {
                 throw APIError.conflict("record_id_taken", "this record id belongs to another family member")
             }
+            if let replaced { try await connection.execute("DELETE FROM record_bodies WHERE body_id = \(replaced)") }
             try await connection.execute(
                 "DELETE FROM record_tombstones WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)")
             return RecordResponse(
@@ -49,8 +61,9 @@ struct RecordStore: Sendable {
             try access.requireActiveGrant()
             guard let row = try await connection.query(
                 """
-                SELECT record_id, fmk_version, nonce, ciphertext, tag, change_seq FROM records
-                WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)
+                SELECT r.record_id, r.fmk_version, b.nonce, b.ciphertext, b.tag, r.change_seq
+                FROM records r JOIN record_bodies b USING (body_id)
+                WHERE r.record_id = \(recordID) AND r.family_member_id = \(familyMemberID)
                 """
             ).first else { throw APIError.notFound("record") }
             return try Self.decode(row, familyMemberID: familyMemberID)
@@ -61,9 +74,10 @@ struct RecordStore: Sendable {
         try await pool.transaction { connection in
             let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, lock: true, on: connection)
             try await access.requireWriteAccess(on: connection)
-            let deleted = try await connection.execute(
-                "DELETE FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)")
-            guard deleted == 1 else { throw APIError.notFound("record") }
+            guard let body = try await connection.query(
+                "DELETE FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID) RETURNING body_id"
+            ).first?.decode(UUID.self, column: 0) else { throw APIError.notFound("record") }
+            try await connection.execute("DELETE FROM record_bodies WHERE body_id = \(body)")
             try await connection.execute(
                 """
                 INSERT INTO record_tombstones (record_id, family_member_id) VALUES (\(recordID), \(familyMemberID))
@@ -80,9 +94,12 @@ struct RecordStore: Sendable {
             try access.requireActiveGrant()
             let rows = try await connection.query(
                 """
-                (SELECT change_seq, record_id, false AS deleted, fmk_version, nonce, ciphertext, tag FROM records
-                 WHERE family_member_id = \(familyMemberID) AND change_seq > \(since)
-                 ORDER BY change_seq LIMIT \(limit + 1))
+                (SELECT r.change_seq, r.record_id, false AS deleted, r.fmk_version, b.nonce, b.ciphertext, b.tag
+                 FROM (SELECT change_seq, record_id, fmk_version, body_id FROM records
+                       WHERE family_member_id = \(familyMemberID) AND change_seq > \(since)
+                       ORDER BY change_seq LIMIT \(limit + 1)) r
+                 JOIN record_bodies b USING (body_id)
+                 ORDER BY r.change_seq)
                 UNION ALL
                 (SELECT change_seq, record_id, true, NULL, NULL, NULL, NULL FROM record_tombstones
                  WHERE family_member_id = \(familyMemberID) AND change_seq > \(since)

@@ -133,28 +133,34 @@ struct RevocationStore: Sendable {
             // uploads in flight, and concurrent uploads of one revocation do not wait for each other.
             let staging = try await Staging.load(revocationID, by: owner, lock: .keyShare, on: connection)
             let ids = PostgresArray(request.records.map(\.recordID))
-            // A record uploaded again replaces its earlier upload: delete first, then COPY straight
-            // into the staging table (no temporary table, no INSERT … ON CONFLICT).
+            // A record uploaded again replaces its earlier upload: delete first (with the body it
+            // staged, which nothing else refers to), then COPY the bodies into `record_bodies` (their
+            // only write: the commit points the records at them) and the narrow staging rows naming them.
             // A record deleted since it was downloaded is still this family member's (its
             // tombstone says so): staging it is harmless, the commit does not bring it back.
             let (owned, replaced) = try await connection.query(
                 """
                 WITH replaced AS (
-                    DELETE FROM staged_records WHERE staging_id = \(revocationID) AND record_id = ANY(\(ids)) RETURNING 1)
+                    DELETE FROM staged_records WHERE staging_id = \(revocationID) AND record_id = ANY(\(ids)) RETURNING body_id),
+                gone AS (DELETE FROM record_bodies WHERE body_id IN (SELECT body_id FROM replaced) RETURNING 1)
                 SELECT (SELECT count(*) FROM records WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids)))
                      + (SELECT count(*) FROM record_tombstones
                         WHERE family_member_id = \(staging.familyMemberID) AND record_id = ANY(\(ids))),
-                       (SELECT count(*) FROM replaced)
+                       (SELECT count(*) FROM gone)
                 """
             ).first!.decode(Int.self, Int.self)
             try GrantRules.checkBatchOwned(batch: request.records.count, owned: owned)
+            let bodyIDs = request.records.map { _ in UUID() }
+            try await connection.copyFrom(table: "record_bodies", columns: ["body_id", "nonce", "ciphertext", "tag"]) { writer in
+                for (record, bodyID) in zip(request.records, bodyIDs) {
+                    try writer.append(bodyID, record.nonce, record.ciphertext, record.tag)
+                }
+            }
             try await connection.copyFrom(
-                table: "staged_records",
-                columns: ["staging_id", "record_id", "source_change_seq", "nonce", "ciphertext", "tag"]
+                table: "staged_records", columns: ["staging_id", "record_id", "source_change_seq", "body_id"]
             ) { writer in
-                for record in request.records {
-                    try writer.append(
-                        revocationID, record.recordID, record.sourceChangeSeq, record.nonce, record.ciphertext, record.tag)
+                for (record, bodyID) in zip(request.records, bodyIDs) {
+                    try writer.append(revocationID, record.recordID, record.sourceChangeSeq, bodyID)
                 }
             }
             let (totalStaged, totalExpected) = try await connection.query(
@@ -190,10 +196,20 @@ struct RevocationStore: Sendable {
             // merge join over the two indexes, linear in the record count.
             try await connection.execute("SET LOCAL enable_nestloop = off")
             let recordCount = try await checkNoEditIsLost(revocationID, staging, on: connection)
+            // Write-once (migration 0014): the re-encrypted bodies were written by the upload; the
+            // swap points each record at its staged body over narrow rows, and the bodies it
+            // replaces are queued for the janitor in this transaction (`RecordBodies.collect`).
+            try await connection.execute(
+                """
+                INSERT INTO record_body_garbage (body_id)
+                SELECT r.body_id FROM records r
+                JOIN staged_records s ON s.staging_id = \(revocationID) AND s.record_id = r.record_id
+                WHERE r.family_member_id = \(staging.familyMemberID) AND r.change_seq = s.source_change_seq
+                """)
             let swapped = try await connection.execute(
                 """
                 UPDATE records r
-                SET fmk_version = \(newVersion), nonce = s.nonce, ciphertext = s.ciphertext, tag = s.tag,
+                SET fmk_version = \(newVersion), body_id = s.body_id,
                     change_seq = nextval('record_change_seq'), updated_at = now()
                 FROM staged_records s
                 WHERE s.staging_id = \(revocationID) AND r.record_id = s.record_id
@@ -262,6 +278,16 @@ struct RevocationStore: Sendable {
                 eventID: eventID, familyMemberID: staging.familyMemberID, revocationID: revocationID,
                 revokedUserID: staging.revokedUserID, owner: owner, fromFMKVersion: staging.fromFMKVersion,
                 newFMKVersion: newVersion, committedAt: occurredAt, on: connection)
+            // Staged bodies of records deleted since they were downloaded were not swapped in.
+            if staging.stagedCount > swapped {
+                try await connection.execute(
+                    """
+                    INSERT INTO record_body_garbage (body_id)
+                    SELECT s.body_id FROM staged_records s
+                    WHERE s.staging_id = \(revocationID)
+                      AND NOT EXISTS (SELECT 1 FROM records r WHERE r.body_id = s.body_id)
+                    """)
+            }
             try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
             return RevocationCommitted(
                 eventID: eventID, familyMemberID: staging.familyMemberID, newFMKVersion: newVersion,
@@ -345,6 +371,7 @@ struct RevocationStore: Sendable {
     func abandon(_ revocationID: UUID, by owner: UUID) async throws {
         try await pool.transaction { connection in
             _ = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
+            try await RecordBodies.queueStaged(of: revocationID, on: connection)
             try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(revocationID)")
         }
     }
@@ -358,6 +385,8 @@ private struct Staging {
     let reason: String?
     /// The family member's highest change sequence when the revocation began.
     let beginChangeSeq: Int64
+    /// How many records are staged (`revocation_stagings.staged_count`).
+    let stagedCount: Int
 
     enum RowLock: String {
         case keyShare = "FOR KEY SHARE"
@@ -368,15 +397,16 @@ private struct Staging {
     static func load(_ id: UUID, by userID: UUID, lock: RowLock, on connection: PostgresConnection) async throws -> Staging {
         let rows = try await connection.query(
             """
-            SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id, begin_change_seq
+            SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id, begin_change_seq,
+                   staged_count
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
             \(unescaped: lock.rawValue)
             """)
         try GrantRules.checkContinues(startedBy: try rows.first?.decode(UUID.self, column: 4), caller: userID)
-        let (familyMemberID, revoked, from, reason, _, beginChangeSeq) = try rows.first!.decode(
-            UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self)
+        let (familyMemberID, revoked, from, reason, _, beginChangeSeq, stagedCount) = try rows.first!.decode(
+            UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self, Int.self)
         return Staging(
             familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
-            beginChangeSeq: beginChangeSeq)
+            beginChangeSeq: beginChangeSeq, stagedCount: stagedCount)
     }
 }

@@ -28,10 +28,24 @@ enum CommitBench {
         try await stack.withConnection { connection in
             try await connection.executeScript(
                 """
-                CREATE TABLE bench_copy (LIKE records INCLUDING ALL,
+                -- `records` as it was before its bodies moved to `record_bodies` (migration 0014):
+                -- one row per record, body inline, the same keys, indexes and deferred check.
+                CREATE TABLE bench_copy (
+                    record_id        uuid PRIMARY KEY,
+                    family_member_id uuid NOT NULL REFERENCES family_members (family_member_id),
+                    fmk_version      integer NOT NULL,
+                    nonce            bytea NOT NULL CHECK (length(nonce) = 12),
+                    ciphertext       bytea NOT NULL CHECK (length(ciphertext) <= 1048576),
+                    tag              bytea NOT NULL CHECK (length(tag) = 16),
+                    change_seq       bigint NOT NULL DEFAULT nextval('record_change_seq'),
+                    updated_at       timestamptz NOT NULL DEFAULT now(),
                     FOREIGN KEY (family_member_id, fmk_version)
                         REFERENCES family_members (family_member_id, current_fmk_version) DEFERRABLE INITIALLY DEFERRED);
+                CREATE INDEX bench_copy_by_family_member ON bench_copy (family_member_id, record_id);
+                CREATE UNIQUE INDEX bench_copy_by_change ON bench_copy (change_seq);
+                CREATE INDEX bench_copy_by_family_member_change ON bench_copy (family_member_id, change_seq);
                 ALTER TABLE bench_copy SET (toast_tuple_target = 8160);
+                ALTER TABLE bench_copy ALTER COLUMN ciphertext SET STORAGE MAIN;
                 """)
         }
 
@@ -92,10 +106,10 @@ enum CommitBench {
         }
         report.note(
             "Baseline: one binary COPY (RescindPostgres.copyFrom) of the same nonce/ciphertext/tag bytes into `bench_copy` "
-                + "(LIKE records INCLUDING ALL + the same deferred foreign key and TOAST settings), in one transaction, "
-                + "truncated before each run. The revocation moves the bytes more than once: download, upload "
-                + "into the staging table, then the commit's UPDATE from staging into `records` (both bodies in the binary record "
-                + "form). Upload batch: \(options.uploadBatch) records, \(UserSession.uploadsInFlight) in flight. The first row is the "
+                + "(the columns, indexes, deferred foreign key and TOAST settings `records` had with its bodies inline), in one "
+                + "transaction, truncated before each run. The revocation downloads the records, uploads each re-encrypted "
+                + "body once into `record_bodies` (with a narrow staging row naming it), then the commit points the narrow "
+                + "`records` rows at the new bodies (the old ones are deleted by the janitor afterwards, not timed here). Upload batch: \(options.uploadBatch) records, \(UserSession.uploadsInFlight) in flight. The first row is the "
                 + "owner's whole revocation (its records/s = records ÷ total time); the second counts only the begin, upload and "
                 + "commit calls' time.")
     }

@@ -6,15 +6,12 @@ import RescindDevKit
 struct BenchOptions: Sendable {
     enum Section: String, CaseIterable, Sendable {
         case crypto, commit, fanout, throughput, memory, keyhistory, fleet
-        /// Issue 19, item 2: today's revocation write path against a write-once prototype, in
-        /// PostgreSQL alone. Not part of the default run (`--sections writeonce`).
-        case writeonce
 
         /// Sections that start no services.
         var needsStack: Bool { self != .crypto && self != .fleet }
     }
 
-    var sections: [Section] = Section.allCases.filter { $0 != .writeonce }
+    var sections: [Section] = Section.allCases
     /// Repetitions of each figure; the table quotes medians.
     var runs = 5
     /// Records in the re-encryption kernel runs.
@@ -53,7 +50,7 @@ struct BenchOptions: Sendable {
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """
-        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet,writeonce] [--runs N]
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]

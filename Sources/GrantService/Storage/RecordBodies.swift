@@ -1,0 +1,75 @@
+import Foundation
+import RescindPostgres
+
+/// Record bodies are written once (migration 0014): `record_bodies` holds every ciphertext,
+/// records and staged records name theirs by `body_id`. A body no one refers to any more —
+/// replaced by a revocation's commit, or staged by a revocation that was abandoned or expired —
+/// is queued in `record_body_garbage` in the transaction that let go of it, and deleted by
+/// `collect` afterwards (the janitor's sweep). Until then it is invisible: every reader reaches
+/// a body through `records.body_id`.
+enum RecordBodies {
+    /// Bodies deleted per transaction by `collect`.
+    static let collectBatch = 5_000
+
+    /// Queues the bodies a staging refers to, before the staging is deleted (abandoned).
+    static func queueStaged(of revocationID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            INSERT INTO record_body_garbage (body_id)
+            SELECT body_id FROM staged_records WHERE staging_id = \(revocationID)
+            ON CONFLICT (body_id) DO NOTHING
+            """)
+    }
+
+    /// Deletes expired stagings, queueing their bodies in the same transaction. The stagings are
+    /// locked first, so an upload still in flight (it holds its staging `FOR KEY SHARE`) ends
+    /// before its bodies are queued.
+    /// - Returns: how many stagings were deleted.
+    @discardableResult
+    static func expireStagings(on connection: PostgresConnection) async throws -> Int {
+        try await connection.transaction { connection in
+            let expired = try await connection.query(
+                "SELECT staging_id FROM revocation_stagings WHERE expires_at < now() FOR UPDATE"
+            ).map { try $0.decode(UUID.self, column: 0) }
+            guard !expired.isEmpty else { return 0 }
+            let ids = PostgresArray(expired)
+            try await connection.execute(
+                """
+                INSERT INTO record_body_garbage (body_id)
+                SELECT body_id FROM staged_records WHERE staging_id = ANY(\(ids))
+                ON CONFLICT (body_id) DO NOTHING
+                """)
+            try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = ANY(\(ids))")
+            return expired.count
+        }
+    }
+
+    /// Deletes the queued bodies, `collectBatch` per transaction, until the queue is empty.
+    /// A queued body that a record still names (which the write paths never do) is kept and
+    /// dropped from the queue: deleting it would lose the record.
+    /// - Returns: how many bodies were deleted.
+    @discardableResult
+    static func collect(on connection: PostgresConnection) async throws -> Int {
+        var total = 0
+        while true {
+            let (dequeued, deleted) = try await connection.transaction { connection in
+                try await connection.query(
+                    """
+                    WITH batch AS (
+                        DELETE FROM record_body_garbage WHERE body_id IN (
+                            SELECT body_id FROM record_body_garbage LIMIT \(collectBatch) FOR UPDATE SKIP LOCKED)
+                        RETURNING body_id),
+                    gone AS (
+                        DELETE FROM record_bodies b USING batch
+                        WHERE b.body_id = batch.body_id
+                          AND NOT EXISTS (SELECT 1 FROM records r WHERE r.body_id = b.body_id)
+                        RETURNING 1)
+                    SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM gone)
+                    """
+                ).first!.decode(Int.self, Int.self)
+            }
+            total += deleted
+            if dequeued < collectBatch { return total }
+        }
+    }
+}
