@@ -18,7 +18,9 @@ import RescindClient
 /// command's receipt deleted) is followed, before the queue runs anything else, by a
 /// checkpoint that copies the log into the database and truncates it to zero bytes (`scrub`):
 /// once such a change returns, as with the rollback journal unlinked at commit, no file in the
-/// data directory keeps an erased key or ciphertext.
+/// data directory keeps an erased key or ciphertext. An erasure itself commits on the rollback
+/// journal (`write(erasing:)`), so even a crash between its commit and that checkpoint leaves
+/// no erased byte in any file (`CrashedErasureTests`).
 final class AgentStore: Sendable {
     let queue: DatabaseQueue
 
@@ -49,16 +51,34 @@ final class AgentStore: Sendable {
     /// When the transaction leaves the `vacuum` maintenance task (it erased or removed something
     /// no file may keep), the log is checkpointed and truncated (`scrub`) before the queue runs
     /// anything else, so that nothing reads an erasure's ack before its old pages are gone.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    ///
+    /// `erasing`: the transaction is an erasure, so it runs on the rollback journal instead of
+    /// the log (`rollbackJournal`): its commit overwrites the erased pages in the database file
+    /// itself (zeroed by `secure_delete`) and unlinks the journal that held their old images,
+    /// so a crash right after the commit (before `scrub`) leaves no erased byte in any file.
+    /// `afterCommit` runs between the commit and the scrub of a transaction that leaves the
+    /// `vacuum` task (the dev kit's `afterEraseCommitBeforeScrub` step).
+    func write<T: Sendable>(
+        erasing: Bool = false, afterCommit: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         do {
             return try await queue.writeWithoutTransaction { db in
                 var result: T?
                 var scrub = false
-                try db.inTransaction {
-                    result = try body(db)
-                    scrub = try Self.vacuumPending(in: db)
-                    return .commit
+                let rollbackJournal = erasing && Self.leaveWriteAheadLog(db)
+                do {
+                    try db.inTransaction {
+                        result = try body(db)
+                        scrub = try Self.vacuumPending(in: db)
+                        return .commit
+                    }
+                } catch {
+                    if rollbackJournal { try? Self.enterWriteAheadLog(db) }
+                    throw error
                 }
+                if scrub { afterCommit() }
+                if rollbackJournal { try Self.enterWriteAheadLog(db) }
                 if scrub { try Self.scrub(db) }
                 guard let result else { throw AgentError(.storage, "a write transaction returned nothing") }
                 return result
@@ -70,6 +90,22 @@ final class AgentStore: Sendable {
             throw error
         } catch {
             throw AgentError(Self.code(of: error), "local database write failed: \(Self.describe(error))")
+        }
+    }
+
+    /// Switches the connection to the rollback journal (`DELETE`) for one erasure: checkpoints
+    /// the log into the database and deletes it. `false` (the log stays) when another connection
+    /// holds the database open (an `rescind-agent status` reading it): the erasure then commits
+    /// through the log, and is only in no file once `scrub` ran.
+    static func leaveWriteAheadLog(_ db: Database) -> Bool {
+        (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE"))?.lowercased() == "delete"
+    }
+
+    /// Back to the write-ahead log after `leaveWriteAheadLog`.
+    static func enterWriteAheadLog(_ db: Database) throws {
+        let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw AgentError(.storageBusy, "could not switch the local database back to its write-ahead log")
         }
     }
 
