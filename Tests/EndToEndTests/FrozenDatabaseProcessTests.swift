@@ -27,7 +27,7 @@ import Testing
         do {
             try await Self.play(program, postgres: postgres, cluster: cluster, scratch: scratch, started: &started)
         } catch {
-            Issue.record(error)
+            Issue.record(error, "\(started.map { "\($0.name) (running: \($0.isRunning)): \($0.logTail(lines: 40))" })")
         }
         for process in started { process.killGroup() }
         postgres.thaw()
@@ -60,7 +60,10 @@ import Testing
         let healthyStatus = grant ? 401 : 200
         func probe() async throws -> (answer: TestHTTP.Answer, took: Duration) {
             let sent = ContinuousClock.now
-            let answer = try await TestHTTP.send("GET", url, headers: [("Authorization", "Bearer \(token)")], timeout: .seconds(60))
+            // A connection per probe: a pooled keep-alive one may have been closed meanwhile (an
+            // earlier case's service on the same port, an idle timeout), which is not the subject.
+            let answer = try await TestHTTP.send(
+                "GET", url, headers: [("Authorization", "Bearer \(token)"), ("Connection", "close")], timeout: .seconds(60))
             return (answer, ContinuousClock.now - sent)
         }
 
