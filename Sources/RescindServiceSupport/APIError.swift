@@ -38,4 +38,8 @@ extension APIError {
         APIError(.contentTooLarge, "payload_too_large", "request bodies are limited to \(limit) bytes")
     }
     public static let unavailable = APIError(.serviceUnavailable, "unavailable", "the service is not ready")
+    /// The database could not be reached or did not answer in time; nothing is known to have changed
+    /// unless the request is repeated and finds it done. Retry later.
+    public static let databaseUnavailable = APIError(
+        .serviceUnavailable, "database_unavailable", "the database did not answer in time; retry later")
 }

@@ -1,10 +1,12 @@
 import Hummingbird
 import Logging
 import RescindObservability
+import RescindPostgres
 
 /// Gives every failure the JSON error shape: `APIError`s pass through, Hummingbird's
-/// errors (unknown route, bad parameter) keep their status, and anything unexpected
-/// becomes a 500 that reveals nothing and is logged.
+/// errors (unknown route, bad parameter) keep their status, a database that cannot be reached
+/// or did not answer within `RESCIND_DATABASE_TIMEOUT_SECONDS` is a 503 `database_unavailable`
+/// (the client may retry), and anything unexpected becomes a 500 that reveals nothing and is logged.
 public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
 
@@ -15,6 +17,10 @@ public struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as HTTPError {
             throw APIError(error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
+        } catch let error as PostgresError where error.isUnavailable {
+            context.logger.warning(
+                "request failed: database unavailable", metadata: [LogKey.errorType: "\(error.code)", LogKey.error: "\(error)"])
+            throw APIError.databaseUnavailable
         } catch is CancellationError {
             throw APIError(.serviceUnavailable, "cancelled", "the request was cancelled")
         } catch {

@@ -5,7 +5,9 @@ import RescindPostgres
 
 /// The PostgreSQL pool a service runs on, opened the same way by every service: its own
 /// schema first on the search path (unqualified table names land there), its name in
-/// `pg_stat_activity` (so an operator sees which service holds a connection), and, when
+/// `pg_stat_activity` (so an operator sees which service holds a connection), every call
+/// bounded by `callTimeout` (`RESCIND_DATABASE_TIMEOUT_SECONDS`: a database that stops
+/// answering costs a request a 503 `database_unavailable`, not a wait for ever), and, when
 /// configured, its migrations applied before anything uses it.
 public struct ServiceDatabase: Sendable {
     /// The pool's settings, for what opens a connection of its own (a NOTIFY listener).
@@ -23,13 +25,26 @@ public struct ServiceDatabase: Sendable {
         var configuration = try PostgresConfiguration(url: settings.url)
         configuration.searchPath = [settings.schema]
         configuration.applicationName = applicationName
-        let pool = PostgresConnectionPool(configuration: configuration, size: settings.poolSize, logger: logger)
         if settings.migrateOnStart {
-            let applied = try await PostgresMigrator(
-                directory: URL(fileURLWithPath: settings.migrationsDirectory), schema: settings.schema, logger: logger
-            ).migrate(using: pool)
+            // Migrations may rewrite large tables: not bounded like a request's statements,
+            // on a connection of their own.
+            let migrations = PostgresConnectionPool(configuration: configuration, size: 1, logger: logger)
+            let applied: [String]
+            do {
+                applied = try await PostgresMigrator(
+                    directory: URL(fileURLWithPath: settings.migrationsDirectory), schema: settings.schema, logger: logger
+                ).migrate(using: migrations)
+            } catch {
+                await migrations.close()
+                throw error
+            }
+            await migrations.close()
             if !applied.isEmpty { logger.info("applied migrations", metadata: [LogKey.migrationsApplied: "\(applied)"]) }
         }
+        configuration.callTimeout = settings.callTimeout
+        // Opening a connection is bounded too (libpq's connect_timeout, at least 2 s), unless the URL sets it.
+        configuration.connectTimeoutSeconds = max(2, Int(settings.callTimeout.components.seconds))
+        let pool = PostgresConnectionPool(configuration: configuration, size: settings.poolSize, logger: logger)
         return ServiceDatabase(configuration: configuration, pool: pool)
     }
 }

@@ -11,4 +11,7 @@ public protocol ServiceDatabaseSettings: Sendable {
     var migrateOnStart: Bool { get }
     /// Directory of the schema's `*.sql` migrations.
     var migrationsDirectory: String { get }
+    /// The longest a database call waits for an answer (`PostgresConfiguration.callTimeout`);
+    /// `RESCIND_DATABASE_TIMEOUT_SECONDS`.
+    var callTimeout: Duration { get }
 }

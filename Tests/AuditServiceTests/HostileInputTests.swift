@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindTestSupport
 import Testing
 
 @testable import AuditService
@@ -147,6 +149,18 @@ import Testing
             #expect(await failure("SELECT * FROM no_such_table") == .transient)
             #expect(HandlingFailure.classify(CancellationError()) == .transient)
             #expect(HandlingFailure.classify(MessageError.malformed) == .content(reason: "malformed"))
+            // No answer within the client-side deadline (RESCIND_DATABASE_TIMEOUT_SECONDS): retried, never quarantined.
+            var bounded = try PostgresConfiguration(url: GrantServiceHarness.databaseURL)
+            bounded.callTimeout = .milliseconds(200)
+            let pool = PostgresConnectionPool(configuration: bounded, size: 1, logger: .init(label: "classification"))
+            do {
+                try await pool.withConnection { try await $0.execute("SELECT pg_sleep(5)") }
+                Issue.record("pg_sleep(5) answered within a 200 ms deadline")
+            } catch {
+                #expect((error as? PostgresError)?.code == .timedOut, "\(error)")
+                #expect(HandlingFailure.classify(error) == .transient)
+            }
+            await pool.close()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RescindClient
 import RescindCrypto
 import Testing
@@ -81,4 +82,51 @@ struct WriteAheadJournalTests {
         let reopened = try AgentStore(path: fixture.configuration.databasePath)
         #expect(try await reopened.enqueue(command) == .duplicate(done: false, offsetCommitted: true))
     }
+
+    /// What a crash between an erasure's commit and its scrub leaves on disk, looked at from
+    /// inside that window (the files as a SIGKILL there leaves them: every commit is written
+    /// to them before it returns). Through the write-ahead log (the design before this test),
+    /// the log still holds the erased ciphertext and wrapped FMK; on the rollback journal
+    /// (`write(erasing: true)`, what an erasure uses) no file does.
+    @Test(
+        "between an erasure's commit and its scrub: through the log the erased bytes are still in a file, on the rollback journal in none",
+        arguments: [false, true])
+    func erasureCommitBeforeScrub(rollbackJournal: Bool) async throws {
+        let fixture = try await LockableFixture()
+        defer { fixture.directory.remove() }
+        let erasing = UUID()
+        let erased = try await fixture.cache(erasing, version: 1, count: 20)
+        let wrapped = [UInt8](try #require(try await fixture.engine.store.familyMember(erasing)?.wrappedFMK))
+        let ciphertexts = erased.records.map { [UInt8]($0.ciphertext) }
+        let directory = fixture.directory
+        let seen = Findings()
+        _ = try await fixture.engine.store.write(
+            erasing: rollbackJournal,
+            afterCommit: {
+                let found = ((try? directory.allFileBytes()) ?? []).flatMap { name, bytes in
+                    (bytes.contains(bytes: wrapped) ? ["\(name): wrapped FMK"] : [])
+                        + (ciphertexts.contains { bytes.contains(bytes: $0) } ? ["\(name): ciphertext"] : [])
+                }
+                seen.files.withLock { $0 = found }
+            }
+        ) { db in try AgentStore.apply(.erase(erasing, floor: 2), in: db) }
+        let found = try #require(seen.files.withLock { $0 }, "the hook ran between the commit and the scrub")
+        if rollbackJournal {
+            #expect(found.isEmpty, "erased bytes in a file right after the commit: \(found)")
+        } else {
+            #expect(found.contains { $0.contains("-wal: ciphertext") }, "the log keeps the erased ciphertext until the scrub: \(found)")
+        }
+        // Either way, once the write returned and the VACUUM ran, no file holds them.
+        try await fixture.engine.store.vacuumIfNeeded()
+        for (name, bytes) in try fixture.directory.allFileBytes() {
+            #expect(!bytes.contains(bytes: wrapped), "wrapped FMK in \(name)")
+            #expect(!ciphertexts.contains { bytes.contains(bytes: $0) }, "erased ciphertext in \(name)")
+        }
+        #expect(try await fixture.engine.store.journalSettings().mode == "wal", "back on the write-ahead log")
+    }
+}
+
+/// What the hook between an erasure's commit and its scrub found on disk.
+private final class Findings: Sendable {
+    let files = Mutex<[String]?>(nil)
 }

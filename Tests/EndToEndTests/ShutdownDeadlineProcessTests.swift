@@ -40,7 +40,10 @@ import Testing
     static func play(
         _ program: String, postgres: ThrowawayPostgres, cluster: DevelopmentCluster, scratch: URL, started: inout [ChildProcess]
     ) async throws {
-        let environment = try await environment(program, postgres: postgres, cluster: cluster, scratch: scratch)
+        var environment = try await environment(program, postgres: postgres, cluster: cluster, scratch: scratch)
+        // The subject is the shutdown bound: the client-side deadline on database calls
+        // (`FrozenDatabaseProcessTests`) would end the stuck query first, so it is set far off.
+        environment["RESCIND_DATABASE_TIMEOUT_SECONDS"] = "120"
 
         // The database answers: SIGTERM ends the service cleanly (0), the bound never fires (a
         // generous one here, so that a loaded machine's slow but clean shutdown is not mistaken).

@@ -159,7 +159,8 @@ import Testing
             let terminated = try await blocker.query("SELECT pg_terminate_backend(\(pid))").first!.decode(Bool.self, column: 0)
             #expect(terminated)
             let failure = await #expect(throws: GrantServiceError.self) { try await commitTask.value }
-            #expect(failure?.status == 500)
+            // The commit's connection was lost: 503 database_unavailable (retry), not a 500.
+            #expect(failure?.status == 503 && failure?.code == "database_unavailable")
             try await blocker.execute("ROLLBACK")
             await blocker.close()
 

@@ -25,8 +25,8 @@ enum HandlingFailure: Equatable, Sendable {
     }
 
     static func classify(_ error: PostgresError) -> HandlingFailure {
+        if error.isUnavailable { return .transient }  // unreachable, lost, or no answer in time (`.timedOut`)
         switch error.code {
-        case .connectionFailed, .connectionLost, .connectionClosed, .poolClosed: return .transient
         case .server:
             guard let state = error.sqlState else { return .transient }
             // 08 connection, 40 serialization failure/deadlock, 53 insufficient resources,

@@ -163,7 +163,8 @@ extension AgentEngine {
                 beforeCommit: { [faults] in
                     faults.atStep(.insideTransaction)
                     try faults.beforeCommandCommit(command)
-                })
+                },
+                afterCommit: { [faults] in faults.atStep(.afterEraseCommitBeforeScrub) })
         else { return }
         faults.atStep(.committed)
         acksOwed.signal()

@@ -41,7 +41,7 @@ extension AgentStore {
 
     /// Applies a change without a command (self-healing, sync).
     func apply(_ change: LocalChange) async throws -> ChangeEffect {
-        let effect = try await write { db in try Self.apply(change, in: db) }
+        let effect = try await write(erasing: change.erases) { db in try Self.apply(change, in: db) }
         try await vacuumIfNeeded()
         return effect
     }

@@ -101,9 +101,10 @@ extension AgentStore {
     func complete(
         _ command: DeviceCommand, change: LocalChange, outcome: DeviceAck.Outcome, error: String?,
         signer: AckSigner, started: ContinuousClock.Instant, unchanged: DeviceAck.Outcome = .alreadyApplied,
-        beforeCommit: @escaping @Sendable () throws -> Void = {}
+        beforeCommit: @escaping @Sendable () throws -> Void = {}, afterCommit: @escaping @Sendable () -> Void = {}
     ) async throws -> (ack: DeviceAck, effect: ChangeEffect)? {
-        let result = try await write { db -> (ack: DeviceAck, effect: ChangeEffect)? in
+        let result = try await write(erasing: change.erases, afterCommit: afterCommit) {
+            db -> (ack: DeviceAck, effect: ChangeEffect)? in
             let pending = try Bool.fetchOne(
                 db, sql: "SELECT state = 'pending' FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
             guard pending == true else { return nil }

@@ -19,7 +19,9 @@ import RescindClient
 /// command's receipt deleted) is followed, before the queue runs anything else, by a
 /// checkpoint that copies the log into the database and truncates it to zero bytes (`scrub`):
 /// once such a change returns, as with the rollback journal unlinked at commit, no file in the
-/// data directory keeps an erased key or ciphertext.
+/// data directory keeps an erased key or ciphertext. An erasure itself commits on the rollback
+/// journal (`write(erasing:)`), so even a crash between its commit and that checkpoint leaves
+/// no erased byte in any file (`CrashedErasureTests`).
 final class AgentStore: Sendable {
     let queue: DatabaseQueue
 
@@ -61,12 +63,24 @@ final class AgentStore: Sendable {
     /// anything that leaves the `vacuum` task stay synced (the scrub's checkpoint syncs anyway).
     /// This keeps two synced transactions per command (inbox, effect with ack) instead of four
     /// (BENCHMARKS.md, issue 19 item 3).
-    func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    ///
+    /// `erasing`: the transaction is an erasure, so it runs on the rollback journal instead of
+    /// the log (`rollbackJournal`): its commit overwrites the erased pages in the database file
+    /// itself (zeroed by `secure_delete`) and unlinks the journal that held their old images,
+    /// so a crash right after the commit (before `scrub`) leaves no erased byte in any file.
+    /// An erasure is always synced. `afterCommit` runs between the commit and the scrub of a
+    /// transaction that leaves the `vacuum` task (the dev kit's `afterEraseCommitBeforeScrub` step).
+    func write<T: Sendable>(
+        synced: Bool = true, erasing: Bool = false, afterCommit: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        let unsynced = !synced && !erasing
         do {
             return try await queue.writeWithoutTransaction { db in
                 var result: T?
                 var scrub = false
-                if !synced { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                let rollbackJournal = erasing && Self.leaveWriteAheadLog(db)
+                if unsynced { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
                 let committed = Result {
                     try db.inTransaction {
                         result = try body(db)
@@ -74,9 +88,12 @@ final class AgentStore: Sendable {
                         return .commit
                     }
                 }
-                // Back to FULL before anything else runs on the connection, whatever happened.
-                if !synced { try db.execute(sql: "PRAGMA synchronous = FULL") }
+                // Back to FULL and to the log before anything else runs on the connection, whatever happened.
+                if unsynced { try db.execute(sql: "PRAGMA synchronous = FULL") }
+                if case .failure = committed, rollbackJournal { try? Self.enterWriteAheadLog(db) }
                 try committed.get()
+                if scrub { afterCommit() }
+                if rollbackJournal { try Self.enterWriteAheadLog(db) }
                 if scrub { try Self.scrub(db) }
                 guard let result else { throw AgentError(.storage, "a write transaction returned nothing") }
                 return result
@@ -88,6 +105,22 @@ final class AgentStore: Sendable {
             throw error
         } catch {
             throw AgentError(Self.code(of: error), "local database write failed: \(Self.describe(error))")
+        }
+    }
+
+    /// Switches the connection to the rollback journal (`DELETE`) for one erasure: checkpoints
+    /// the log into the database and deletes it. `false` (the log stays) when another connection
+    /// holds the database open (an `rescind-agent status` reading it): the erasure then commits
+    /// through the log, and is only in no file once `scrub` ran.
+    static func leaveWriteAheadLog(_ db: Database) -> Bool {
+        (try? String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE"))?.lowercased() == "delete"
+    }
+
+    /// Back to the write-ahead log after `leaveWriteAheadLog`.
+    static func enterWriteAheadLog(_ db: Database) throws {
+        let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw AgentError(.storageBusy, "could not switch the local database back to its write-ahead log")
         }
     }
 

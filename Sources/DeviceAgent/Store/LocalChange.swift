@@ -12,6 +12,12 @@ enum LocalChange: Sendable {
     /// Change nothing (an ack for a command that needs no action).
     case nothing(UUID)
 
+    /// Whether this is an erasure (it commits on the rollback journal: `AgentStore.write(erasing:)`).
+    var erases: Bool {
+        if case .erase = self { return true }
+        return false
+    }
+
     var familyMemberID: UUID {
         switch self {
         case .rotate(let result): result.familyMemberID

@@ -31,6 +31,10 @@ public struct GrantServiceConfiguration: Sendable {
         public var migrateOnStart = true
         /// Directory of the schema's `*.sql` migrations; `RESCIND_GRANT_MIGRATIONS_DIR`.
         public var migrationsDirectory = "migrations/grant"
+        /// The longest one database call (a statement, a COPY chunk, a wait for a pooled
+        /// connection) waits for an answer; past it the request answers 503
+        /// `database_unavailable` and the connection is closed; `RESCIND_DATABASE_TIMEOUT_SECONDS`.
+        public var callTimeout: Duration = .seconds(5)
     }
 
     public struct Kafka: Sendable {
@@ -109,6 +113,8 @@ public struct GrantServiceConfiguration: Sendable {
         database.poolSize = try reader.int("RESCIND_GRANT_DB_POOL_SIZE", default: database.poolSize, range: 1...200)
         database.migrateOnStart = try reader.bool("RESCIND_GRANT_MIGRATE", default: database.migrateOnStart)
         database.migrationsDirectory = reader.string("RESCIND_GRANT_MIGRATIONS_DIR", default: database.migrationsDirectory)
+        database.callTimeout = .seconds(
+            try reader.int("RESCIND_DATABASE_TIMEOUT_SECONDS", default: Int(database.callTimeout.components.seconds), range: 1...3600))
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
         kafka.producerProperties = try reader.kafkaSecurity()

@@ -21,6 +21,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Seconds to wait for a connection to be established (libpq `connect_timeout`) unless the URL sets one.
     public var connectTimeoutSeconds: Int = 10
 
+    /// The longest one statement (or one COPY chunk) waits for the server's answer, and a
+    /// caller waits for a free pool connection; past it the call throws `.timedOut` and the
+    /// connection is closed (its statement cancelled). `nil`: no bound (a server that stops
+    /// answering with its TCP connection open, a partition or a frozen host, then blocks the
+    /// caller for ever). The services set it from `RESCIND_DATABASE_TIMEOUT_SECONDS`.
+    public var callTimeout: Duration?
+
     /// Schemas for unqualified names (`search_path`), set at connection start for every
     /// connection, so statements never need `SET search_path` (which would leak across pool users).
     public var searchPath: [String]?

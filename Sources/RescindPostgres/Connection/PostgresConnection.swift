@@ -27,10 +27,12 @@ public actor PostgresConnection {
     public static func connect(configuration: PostgresConfiguration, logger: Logger) async throws -> PostgresConnection {
         let executor = SerialQueueExecutor(label: "rescind.postgres.connection")
         let parameters = configuration.connectionParameters
+        let callTimeout = configuration.callTimeout
         let handle = try await withCheckedThrowingContinuation { continuation in
             executor.queue.async {
                 do {
-                    continuation.resume(returning: try LibPQConnection.connect(parameters, logger: logger))
+                    continuation.resume(
+                        returning: try LibPQConnection.connect(parameters, callTimeout: callTimeout, logger: logger))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -52,7 +54,8 @@ public actor PostgresConnection {
     public var backendPID: Int32 { handle.backendPID }
 
     /// Runs a statement and returns all rows.
-    /// - Throws: `PostgresError` (`.server` with `sqlState`, `.connectionLost`, …).
+    /// - Throws: `PostgresError` (`.server` with `sqlState`, `.connectionLost`, `.timedOut`
+    ///   past `PostgresConfiguration.callTimeout`, …).
     public func query(_ query: PostgresQuery) throws -> [PostgresRow] {
         try handle.execute(query).rows()
     }

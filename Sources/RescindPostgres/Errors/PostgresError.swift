@@ -59,6 +59,10 @@ extension PostgresError {
         public static let connectionFailed = Code(rawValue: "connectionFailed")
         /// An established connection broke; the statement's outcome is unknown.
         public static let connectionLost = Code(rawValue: "connectionLost")
+        /// The server did not answer within `PostgresConfiguration.callTimeout` (or no pooled
+        /// connection came free within it); the statement's outcome is unknown and its
+        /// connection was closed.
+        public static let timedOut = Code(rawValue: "timedOut")
         /// The connection was closed by this process and can no longer be used.
         public static let connectionClosed = Code(rawValue: "connectionClosed")
         /// The server rejected a statement; see `sqlState`.
@@ -91,6 +95,12 @@ extension PostgresError {
 }
 
 extension PostgresError {
+    /// Whether the error says the database cannot be reached or did not answer (rather than
+    /// refusing the statement): a retry later may succeed, and an HTTP service answers 503.
+    public var isUnavailable: Bool {
+        [.connectionFailed, .connectionLost, .connectionClosed, .timedOut, .poolClosed].contains(code)
+    }
+
     /// For custom `PostgresDecodable` conformances: the column's type is not one this Swift type reads.
     public static func typeMismatch(_ swiftType: Any.Type, actual: PostgresDataType) -> PostgresError {
         PostgresError(code: .typeMismatch, message: "cannot decode \(actual) as \(swiftType)")

@@ -2,7 +2,12 @@ import CLibPQ
 import Foundation
 import Logging
 
-/// Owns one `PGconn` (blocking libpq API).
+/// Owns one `PGconn`, driven through libpq's asynchronous API (non-blocking mode) so that
+/// every wait for the server is a `poll()` bounded by `callTimeout`: a server that stops
+/// answering (a partition, a frozen host: TCP stays open and no reset comes) costs a
+/// `.timedOut` error after the bound, never a thread blocked for ever. A connection that timed
+/// out is in an unknown state: it is closed at once (its statement cancelled on the side,
+/// `CancelRequests`) and never used again.
 ///
 /// Not thread-safe and deliberately not `Sendable`: it lives inside one `PostgresConnection`
 /// actor (whose executor is a private serial queue) or on the listener's own thread, so every
@@ -12,9 +17,12 @@ final class LibPQConnection {
     /// Target of libpq's notice callback; libpq holds it unretained, this property keeps it alive
     /// until `PQfinish`.
     private let notices: NoticeLogger
+    /// The longest one statement (or one COPY chunk) may wait for the server; `nil`: no bound.
+    let callTimeout: Duration?
 
-    private init(connection: OpaquePointer, logger: Logger) {
+    private init(connection: OpaquePointer, callTimeout: Duration?, logger: Logger) {
         self.connection = connection
+        self.callTimeout = callTimeout
         self.notices = NoticeLogger(logger: logger)
         PQsetNoticeReceiver(connection, { context, result in
             guard let context, let result else { return }
@@ -27,7 +35,9 @@ final class LibPQConnection {
     }
 
     /// Opens a connection; blocks for up to `connect_timeout`.
-    static func connect(_ parameters: [(keyword: String, value: String)], logger: Logger) throws -> LibPQConnection {
+    static func connect(
+        _ parameters: [(keyword: String, value: String)], callTimeout: Duration? = nil, logger: Logger
+    ) throws -> LibPQConnection {
         let keywords = parameters.map { strdup($0.keyword) }
         let values = parameters.map { strdup($0.value) }
         defer {
@@ -44,7 +54,11 @@ final class LibPQConnection {
             PQfinish(connection)
             throw PostgresError(code: .connectionFailed, message: message)
         }
-        return LibPQConnection(connection: connection, logger: logger)
+        guard PQsetnonblocking(connection, 1) == 0 else {
+            PQfinish(connection)
+            throw PostgresError(code: .connectionFailed, message: "libpq could not switch the connection to non-blocking mode")
+        }
+        return LibPQConnection(connection: connection, callTimeout: callTimeout, logger: logger)
     }
 
     /// Closes the socket (sending Terminate); later calls throw `.connectionClosed`.
@@ -97,12 +111,15 @@ final class LibPQConnection {
 
     // MARK: Statements
 
-    /// Runs one statement with binary parameters and binary results (`PQexecParams`).
+    /// Runs one statement with binary parameters and binary results (`PQsendQueryParams`).
+    /// - Throws: `.timedOut` when the server does not answer within `callTimeout` (the
+    ///   connection is then closed).
     func execute(_ query: PostgresQuery) throws -> LibPQResult {
         try withConnection { connection in
+            let deadline = Deadline(callTimeout)
             let bindings = query.bindings
             var empty: CChar = 0
-            let result = withUnsafePointer(to: &empty) { emptyValue in
+            let sent = withUnsafePointer(to: &empty) { emptyValue in
                 bindings.storage.withUnsafeBytes { storage in
                     // A non-NULL empty value still needs a non-nil pointer.
                     let base = storage.baseAddress?.assumingMemoryBound(to: CChar.self) ?? emptyValue
@@ -111,19 +128,22 @@ final class LibPQConnection {
                     }
                     let lengths = bindings.ranges.map { Int32($0?.count ?? 0) }
                     let formats = [Int32](repeating: 1, count: bindings.count)
-                    return PQexecParams(
+                    return PQsendQueryParams(
                         connection, query.sql, Int32(bindings.count), bindings.types, values, lengths, formats, 1)
                 }
             }
-            return try checked(result, on: connection)
+            guard sent == 1 else { throw connectionError(connection) }
+            return try checked(awaitResult(on: connection, deadline: deadline), on: connection)
         }
     }
 
-    /// Runs SQL text that may hold several statements and no parameters (`PQexec`), e.g. a
+    /// Runs SQL text that may hold several statements and no parameters (`PQsendQuery`), e.g. a
     /// migration file. Results are in text format; only the last statement's is returned.
     func execute(script: String) throws -> LibPQResult {
         try withConnection { connection in
-            try checked(PQexec(connection, script), on: connection)
+            let deadline = Deadline(callTimeout)
+            guard PQsendQuery(connection, script) == 1 else { throw connectionError(connection) }
+            return try checked(awaitResult(on: connection, deadline: deadline), on: connection)
         }
     }
 

@@ -47,10 +47,11 @@ public final class PostgresNotificationListener: AsyncSequence, Sendable {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         continuation.onTermination = { _ in state.stop() }
         let parameters = configuration.connectionParameters
+        let callTimeout = configuration.callTimeout
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
                 listen(
-                    parameters: parameters, channels: channels, reconnectDelay: reconnectDelay, logger: logger,
+                    parameters: parameters, callTimeout: callTimeout, channels: channels, reconnectDelay: reconnectDelay, logger: logger,
                     state: state, events: continuation, started: started)
             }
             thread.name = "rescind.postgres.listener"
@@ -81,6 +82,7 @@ public final class PostgresNotificationListener: AsyncSequence, Sendable {
     /// The listener thread's body: connect, LISTEN, then wait on the socket until stopped.
     private static func listen(
         parameters: [(keyword: String, value: String)],
+        callTimeout: Duration?,
         channels: [String],
         reconnectDelay: Duration,
         logger: Logger,
@@ -93,7 +95,8 @@ public final class PostgresNotificationListener: AsyncSequence, Sendable {
         while !state.isStopped {
             let connection: LibPQConnection
             do {
-                connection = try LibPQConnection.connect(parameters, logger: logger)
+                // LISTEN bounded like any call (a frozen server: retried after `reconnectDelay`).
+                connection = try LibPQConnection.connect(parameters, callTimeout: callTimeout, logger: logger)
                 for channel in channels {
                     _ = try connection.execute(script: "LISTEN \(quoteIdentifier(channel))")
                 }

@@ -38,8 +38,9 @@ public actor PostgresConnectionPool {
     /// Runs `body` with exclusive use of a connection, then returns it to the pool.
     ///
     /// `body` runs in the caller's isolation. Waits (FIFO) while all connections are in use;
-    /// a cancelled wait throws `CancellationError`.
-    /// - Throws: `.poolClosed`, `.connectionFailed`, or whatever `body` throws.
+    /// a cancelled wait throws `CancellationError`, one longer than the configuration's
+    /// `callTimeout` `.timedOut`.
+    /// - Throws: `.poolClosed`, `.connectionFailed`, `.timedOut`, or whatever `body` throws.
     @discardableResult
     public func withConnection<Result>(
         isolation: isolated (any Actor)? = #isolation,
@@ -124,6 +125,14 @@ public actor PostgresConnectionPool {
         }
         nextWaiterID += 1
         let id = nextWaiterID
+        if let timeout = configuration.callTimeout {
+            // Bounded like a statement: a pool whose every connection waits on a server that
+            // stopped answering fails its waiters too, rather than queueing them for ever.
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                await self?.timeOutWaiter(id, after: timeout)
+            }
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 waiters.append((id, continuation))
@@ -156,6 +165,12 @@ public actor PostgresConnectionPool {
         } else {
             slotsInUse -= 1
         }
+    }
+
+    private func timeOutWaiter(_ id: UInt64, after timeout: Duration) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(
+            throwing: PostgresError(code: .timedOut, message: "no database connection came free within \(timeout)"))
     }
 
     private func cancelWaiter(_ id: UInt64) {
