@@ -21,11 +21,14 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Seconds to wait for a connection to be established (libpq `connect_timeout`) unless the URL sets one.
     public var connectTimeoutSeconds: Int = 10
 
-    /// The longest one statement (or one COPY chunk) waits for the server's answer, and a
-    /// caller waits for a free pool connection; past it the call throws `.timedOut` and the
-    /// connection is closed (its statement cancelled). `nil`: no bound (a server that stops
-    /// answering with its TCP connection open, a partition or a frozen host, then blocks the
-    /// caller for ever). The services set it from `RESCIND_DATABASE_TIMEOUT_SECONDS`.
+    /// How long one statement (or one COPY chunk), or a caller waiting for a free pool
+    /// connection, waits for the server before asking it, on a fresh connection, whether it
+    /// answers at all (`PQpingParams`, bounded the same, at least 2 s). A server that answers
+    /// keeps the call waiting another bound (slow work is never cut: a revocation's commit over
+    /// a large family member takes what it takes); one that does not (a partition, a frozen
+    /// host: TCP open, no reply) ends the call with `.timedOut`, the connection closed and its
+    /// statement cancelled. `nil`: no bound (such a server then blocks the caller for ever).
+    /// The services set it from `RESCIND_DATABASE_TIMEOUT_SECONDS`.
     public var callTimeout: Duration?
 
     /// Schemas for unqualified names (`search_path`), set at connection start for every

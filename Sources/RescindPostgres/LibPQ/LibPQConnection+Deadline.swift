@@ -9,7 +9,10 @@ import Darwin
 #endif
 
 /// Waiting for the server with a bound: every statement is sent with libpq's asynchronous
-/// calls and its answer awaited in `poll()` on the socket until `callTimeout` passes.
+/// calls and its answer awaited in `poll()` on the socket until `callTimeout` passes. Then
+/// the server is asked on a fresh connection whether it answers at all (`serverAnswers`):
+/// when it does, the statement is only slow and the wait goes on for another bound; when it
+/// does not (frozen, partitioned, gone), the call ends with `.timedOut`.
 extension LibPQConnection {
     /// Sends what libpq has queued, then collects the statement's results until libpq has none
     /// left (or one starts COPY), every wait bounded by `deadline`. As `PQexec`: the last
@@ -66,7 +69,11 @@ extension LibPQConnection {
         guard socket >= 0 else { throw connectionError(connection) }
         while true {
             let remaining = deadline.remainingMilliseconds
-            guard remaining != 0 else { throw timedOut(connection) }
+            if remaining == 0 {
+                guard let bound = callTimeout, Self.serverAnswers(parameters, within: bound) else { throw timedOut(connection) }
+                deadline.renew()
+                continue
+            }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, remaining)
             if ready > 0 { return descriptor.revents }
@@ -85,15 +92,23 @@ extension LibPQConnection {
         let bound = callTimeout.map { "\($0)" } ?? "its deadline"
         return PostgresError(
             code: .timedOut,
-            message: "PostgreSQL did not answer within \(bound); the connection was closed and its statement cancelled")
+            message: "PostgreSQL did not answer within \(bound), nor a fresh connection's probe; the connection was closed and its statement cancelled")
     }
 }
 
-/// When a statement's wait for the server ends.
-struct Deadline {
-    let end: ContinuousClock.Instant?
+/// When a statement's wait for the server ends, unless the server still answers (`renew`).
+/// One per call, used on the connection's own thread.
+final class Deadline {
+    private let timeout: Duration?
+    private var end: ContinuousClock.Instant?
 
     init(_ timeout: Duration?) {
+        self.timeout = timeout
+        end = timeout.map { ContinuousClock.now + $0 }
+    }
+
+    /// Another bound from now (the server answered a probe: the statement is slow, not lost).
+    func renew() {
         end = timeout.map { ContinuousClock.now + $0 }
     }
 

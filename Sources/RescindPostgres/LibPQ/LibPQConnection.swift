@@ -5,7 +5,10 @@ import Logging
 /// Owns one `PGconn`, driven through libpq's asynchronous API (non-blocking mode) so that
 /// every wait for the server is a `poll()` bounded by `callTimeout`: a server that stops
 /// answering (a partition, a frozen host: TCP stays open and no reset comes) costs a
-/// `.timedOut` error after the bound, never a thread blocked for ever. A connection that timed
+/// `.timedOut` error after the bound plus one probe, never a thread blocked for ever. A server
+/// that is only slow (a revocation commit over a million records) is never cut: past the
+/// bound the call asks the server, on a fresh connection, whether it still answers
+/// (`LibPQConnection.serverAnswers`), and waits another bound when it does. A connection that timed
 /// out is in an unknown state: it is closed at once (its statement cancelled on the side,
 /// `CancelRequests`) and never used again.
 ///
@@ -17,11 +20,17 @@ final class LibPQConnection {
     /// Target of libpq's notice callback; libpq holds it unretained, this property keeps it alive
     /// until `PQfinish`.
     private let notices: NoticeLogger
-    /// The longest one statement (or one COPY chunk) may wait for the server; `nil`: no bound.
+    /// How long one statement (or one COPY chunk) waits for the server before it checks that
+    /// the server still answers; `nil`: no bound.
     let callTimeout: Duration?
+    /// What the connection was opened with, to probe the server on a fresh connection.
+    let parameters: [(keyword: String, value: String)]
 
-    private init(connection: OpaquePointer, callTimeout: Duration?, logger: Logger) {
+    private init(
+        connection: OpaquePointer, parameters: [(keyword: String, value: String)], callTimeout: Duration?, logger: Logger
+    ) {
         self.connection = connection
+        self.parameters = parameters
         self.callTimeout = callTimeout
         self.notices = NoticeLogger(logger: logger)
         PQsetNoticeReceiver(connection, { context, result in
@@ -58,7 +67,7 @@ final class LibPQConnection {
             PQfinish(connection)
             throw PostgresError(code: .connectionFailed, message: "libpq could not switch the connection to non-blocking mode")
         }
-        return LibPQConnection(connection: connection, callTimeout: callTimeout, logger: logger)
+        return LibPQConnection(connection: connection, parameters: parameters, callTimeout: callTimeout, logger: logger)
     }
 
     /// Closes the socket (sending Terminate); later calls throw `.connectionClosed`.

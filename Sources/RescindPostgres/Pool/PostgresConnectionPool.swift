@@ -39,7 +39,8 @@ public actor PostgresConnectionPool {
     ///
     /// `body` runs in the caller's isolation. Waits (FIFO) while all connections are in use;
     /// a cancelled wait throws `CancellationError`, one longer than the configuration's
-    /// `callTimeout` `.timedOut`.
+    /// `callTimeout` `.timedOut` if the server then does not answer a probe either (a server
+    /// that answers keeps the caller waiting: its connections are busy, not lost).
     /// - Throws: `.poolClosed`, `.connectionFailed`, `.timedOut`, or whatever `body` throws.
     @discardableResult
     public func withConnection<Result>(
@@ -127,10 +128,17 @@ public actor PostgresConnectionPool {
         let id = nextWaiterID
         if let timeout = configuration.callTimeout {
             // Bounded like a statement: a pool whose every connection waits on a server that
-            // stopped answering fails its waiters too, rather than queueing them for ever.
+            // stopped answering fails its waiters too, rather than queueing them for ever; one
+            // whose connections are busy on a server that answers keeps them waiting.
+            let parameters = configuration.connectionParameters
             Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                await self?.timeOutWaiter(id, after: timeout)
+                while true {
+                    try? await Task.sleep(for: timeout)
+                    guard let self, await self.isWaiting(id) else { return }
+                    if await LibPQConnection.serverAnswers(parameters, within: timeout) { continue }
+                    await self.timeOutWaiter(id, after: timeout)
+                    return
+                }
             }
         }
         return try await withTaskCancellationHandler {
@@ -167,10 +175,15 @@ public actor PostgresConnectionPool {
         }
     }
 
+    private func isWaiting(_ id: UInt64) -> Bool {
+        waiters.contains { $0.id == id }
+    }
+
     private func timeOutWaiter(_ id: UInt64, after timeout: Duration) {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
         waiters.remove(at: index).continuation.resume(
-            throwing: PostgresError(code: .timedOut, message: "no database connection came free within \(timeout)"))
+            throwing: PostgresError(
+                code: .timedOut, message: "no database connection came free within \(timeout), and the server did not answer a probe"))
     }
 
     private func cancelWaiter(_ id: UInt64) {
