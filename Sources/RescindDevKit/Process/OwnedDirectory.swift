@@ -33,7 +33,7 @@ public enum OwnedDirectory {
             guard let owner = try? String(contentsOf: directory.appendingPathComponent(ownerFile), encoding: .utf8) else { continue }
             let fields = owner.split(whereSeparator: \.isWhitespace).map(String.init)
             guard let pidText = fields.first, let pid = Int32(pidText) else { continue }
-            if let started = startTime(of: pid), fields.count > 1, started == fields[1] || fields[1] == "?" { continue }
+            if runs(pid), let started = startTime(of: pid), fields.count > 1, started == fields[1] || fields[1] == "?" { continue }
             if postmasterRuns(in: directory) { continue }
             if (try? FileManager.default.removeItem(at: directory)) != nil { removed.append(directory) }
         }
@@ -55,6 +55,15 @@ public enum OwnedDirectory {
         guard let text = try? String(contentsOf: directory.appendingPathComponent("data/postmaster.pid"), encoding: .utf8),
             let first = text.split(separator: "\n").first, let pid = Int32(first.trimmingCharacters(in: .whitespaces))
         else { return false }
-        return FileManager.default.fileExists(atPath: "/proc/\(pid)")
+        return runs(pid)
+    }
+
+    /// Whether `pid` names a process that has not ended: a zombie (ended, not yet reaped, as a
+    /// killed postmaster whose parent died can stay in a container) does not run.
+    static func runs(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ").first ?? ""
+        return state != "Z" && state != "X"
     }
 }
