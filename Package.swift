@@ -280,7 +280,7 @@ let package = Package(
         .target(
             name: "RescindDevKit",
             dependencies: [
-                "DeviceAgent", "RescindKafka", "RescindProtocol",
+                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

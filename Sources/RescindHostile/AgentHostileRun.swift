@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindProtocol
 import RescindTestSupport
@@ -62,16 +63,22 @@ struct AgentHostileRun {
                 logger: logger)
             let topic = service.topicPrefix + Topic.deviceCommands.rawValue
             let deviceKeyBytes = Data(session.deviceID.uuidString.lowercased().utf8)
+            // The context is drawn from the seed as the samples are (as `HostileRun` and the suite's
+            // sample do), but for what the running service and agent chose (the grant service's
+            // key, the device) and the clock: a seed replays the run.
+            var random = SeededGenerator(seed: seed).split(0xC0_17E7)
+            let stranger = HostileEnvelopes.signingKey(&random)
+            let revocation = RevocationEvent(
+                eventID: random.uuid(), familyMemberID: random.uuid(), ownerUserID: random.uuid(), ownerAgreementPublicKey: Data(count: 32),
+                revokedUserID: random.uuid(), revokedByUserID: random.uuid(), newFMKVersion: 2, recordsReencrypted: 0, reason: nil,
+                clientDurationMs: nil, occurredAt: Date(),
+                expectedDevices: [
+                    .init(deviceID: random.uuid(), userID: random.uuid(), action: .fmkRotation,
+                          signingPublicKey: Data(stranger.publicKey.rawRepresentation))
+                ])
             var generator = HostileEnvelopes(
                 seed: seed,
-                context: .init(
-                    grantKey: grantKey,
-                    revocation: RevocationEvent(
-                        eventID: UUID(), familyMemberID: UUID(), ownerUserID: UUID(), ownerAgreementPublicKey: Data(count: 32),
-                        revokedUserID: UUID(), revokedByUserID: UUID(), newFMKVersion: 2, recordsReencrypted: 0, reason: nil,
-                        clientDurationMs: nil, occurredAt: Date(),
-                        expectedDevices: [.init(deviceID: UUID(), userID: UUID(), action: .fmkRotation, signingPublicKey: Data(count: 32))]),
-                    deviceKeys: [:], commandDevice: session.deviceID),
+                context: .init(grantKey: grantKey, revocation: revocation, deviceKeys: [:], commandDevice: session.deviceID),
                 maxStringBytes: maxStringBytes)
 
             /// Refused (counted by reason) plus stored (each stored command is acknowledged).

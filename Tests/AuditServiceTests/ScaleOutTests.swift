@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindDevKit
 import RescindKafka
 import RescindPostgres
 import RescindProtocol
@@ -40,17 +41,17 @@ import Testing
             keys = Dictionary(uniqueKeysWithValues: members.map { ($0.deviceID, $0.deviceKey) })
         }
 
-        func run(_ stack: ScaleOutStack) async throws {
+        func run(_ stack: ServiceProcesses, cluster: DevelopmentCluster) async throws {
             let consumer = try KafkaConsumer(
-                configuration: KafkaConsumerConfiguration(bootstrapServers: stack.cluster.bootstrapServers, clientID: "test-agents"),
+                configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-agents"),
                 subscription: .partitions(
                     (0..<ScaleOutStack.partitions).map {
                         KafkaPartitionAssignment(
-                            topic: stack.topicPrefix + Topic.deviceCommands.rawValue, partition: $0, start: .beginning)
+                            topic: stack.configuration.topicPrefix + Topic.deviceCommands.rawValue, partition: $0, start: .beginning)
                     }),
                 logger: AuditServiceHarness.logger)
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: stack.cluster.bootstrapServers, clientID: "test-agents"),
+                configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-agents"),
                 logger: AuditServiceHarness.logger)
             do {
                 for try await message in consumer.messages {
@@ -70,7 +71,7 @@ import Testing
                         schema: DeviceAck.schema, signer: "device:\(command.deviceID.uuidString.lowercased())", payload: ack,
                         key: try #require(keys[command.deviceID]))
                     _ = try await producer.send(
-                        topic: stack.topicPrefix + Topic.deviceAcks.rawValue,
+                        topic: stack.configuration.topicPrefix + Topic.deviceAcks.rawValue,
                         key: Data(command.deviceID.uuidString.lowercased().utf8), value: try envelope.encoded())
                 }
             } catch is CancellationError {}
@@ -81,7 +82,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(5)))
     func killingOneGrantAndOneAuditServiceMidWayLosesAndDoublesNothing() async throws {
-        try await ScaleOutStack.with { stack in
+        try await ScaleOutStack.with { stack, cluster in
             // Owner A works through grant service 0, owner B through grant service 1; each
             // family member is shared with three of the four adults.
             let ownerA = try await Self.member("Owner A", on: stack.grantURLs[0])
@@ -99,7 +100,7 @@ import Testing
                 families.append((owner, id, grantees))
             }
             let agents = Agents([ownerA, ownerB] + adults)
-            let agentTask = Task { try await agents.run(stack) }
+            let agentTask = Task { try await agents.run(stack, cluster: cluster) }
             defer { agentTask.cancel() }
 
             // Phase 1: a revocation on each family member of owner A (grant service 0) and one
@@ -109,42 +110,42 @@ import Testing
             for family in families[0..<4] {
                 events.append(try await family.owner.session.revoke(family.id, user: family.grantees[0].userID).eventID)
             }
-            await stack.killGrant(0)
-            await stack.killAudit(0)
+            await stack.grants[0].kill()
+            await stack.audits[0].kill()
 
             // Phase 2: the survivors carry on; audit service 0 comes back halfway (the group
             // rebalances again while revocations are tracked).
             events.append(try await families[4].owner.session.revoke(families[4].id, user: families[4].grantees[0].userID).eventID)
-            try await stack.restartAudit(0, generation: 1)
+            try await stack.audits[0].start()
             events.append(try await families[5].owner.session.revoke(families[5].id, user: families[5].grantees[0].userID).eventID)
 
             // Every revocation completes, once.
             let deadline = ContinuousClock.now + .seconds(120)
             while ContinuousClock.now < deadline {
                 let completed = try await stack.count(
-                    schema: stack.auditSchema, "SELECT count(*) FROM revocations WHERE completed_at IS NOT NULL")
+                    schema: stack.configuration.auditSchema, "SELECT count(*) FROM revocations WHERE completed_at IS NOT NULL")
                 if completed == events.count { break }
                 try await Task.sleep(for: .milliseconds(250))
             }
             #expect(
-                try await stack.count(schema: stack.auditSchema, "SELECT count(*) FROM revocations WHERE completed_at IS NOT NULL")
+                try await stack.count(schema: stack.configuration.auditSchema, "SELECT count(*) FROM revocations WHERE completed_at IS NOT NULL")
                     == events.count, "every revocation completed:\n\(stack.logTails())")
 
             // Grant side: every outbox row published, none lost, duplicates counted.
             let grantDeadline = ContinuousClock.now + .seconds(30)
-            while try await stack.count(schema: stack.grantSchema, "SELECT count(*) FROM outbox WHERE sent_at IS NULL") > 0,
+            while try await stack.count(schema: stack.configuration.grantSchema, "SELECT count(*) FROM outbox WHERE sent_at IS NULL") > 0,
                 ContinuousClock.now < grantDeadline
             {
                 try await Task.sleep(for: .milliseconds(200))
             }
-            #expect(try await stack.count(schema: stack.grantSchema, "SELECT count(*) FROM outbox WHERE sent_at IS NULL") == 0)
-            let committed = try await stack.withConnection(schema: stack.grantSchema) { connection in
+            #expect(try await stack.count(schema: stack.configuration.grantSchema, "SELECT count(*) FROM outbox WHERE sent_at IS NULL") == 0)
+            let committed = try await stack.withConnection(schema: stack.configuration.grantSchema) { connection in
                 try await connection.query("SELECT topic, payload FROM outbox").map { try $0.decode(String.self, Data.self) }
             }
             var published: [String: [Data: Int]] = [:]
-            for topic in [Topic.revocationEvents, .accessEvents, .deviceCommands] {
-                for message in try await stack.messages(topic) {
-                    published[stack.topicPrefix + topic.rawValue, default: [:]][message.value ?? Data(), default: 0] += 1
+            for (topic, messages) in try await stack.messages([.revocationEvents, .accessEvents, .deviceCommands], partitions: ScaleOutStack.partitions) {
+                for message in messages {
+                    published[stack.configuration.topicPrefix + topic.rawValue, default: [:]][message.value ?? Data(), default: 0] += 1
                 }
             }
             let lost = committed.filter { published[$0.0]?[$0.1] == nil }.count
@@ -157,7 +158,7 @@ import Testing
             // Audit side: one applied state per expected device, one ack each, one
             // `revocation_completed` per revocation, no entry twice, chains without gaps, and
             // every conclusion published.
-            let audit = stack.auditSchema
+            let audit = stack.configuration.auditSchema
             #expect(try await stack.count(schema: audit, "SELECT count(*) FROM revocations") == events.count)
             #expect(try await stack.count(schema: audit, "SELECT count(*) FROM revocation_devices") == events.count * 4)
             #expect(try await stack.count(schema: audit, "SELECT count(*) FROM revocation_devices WHERE state <> 'applied'") == 0)

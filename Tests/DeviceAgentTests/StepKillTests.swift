@@ -48,14 +48,20 @@ import Testing
                     _ = try await process.exitStatus()
                 }
 
-                // The product's agent takes over each killed device and converges.
-                for device in [s.kept, s.revoked] {
-                    let process = try AgentProcess(["run"], environment: AgentProcess.environment(device.configuration))
-                    try await process.waitFor("partitions assigned")
+                // The product's agent takes over each killed device and converges. Both start at
+                // once, as they did before the kill: each device has its own consumer group, so
+                // their group joins (seconds each on the development cluster) overlap.
+                let restarted = try [s.kept, s.revoked].map { device in
+                    (device, try AgentProcess(["run"], environment: AgentProcess.environment(device.configuration)))
+                }
+                for (_, process) in restarted { try await process.waitFor("partitions assigned") }
+                for (device, _) in restarted {
                     try await AgentTestKit.eventually("converged after a kill at \(step.rawValue)", timeout: .seconds(60)) {
                         let status = try await AgentStatus.read(configuration: device.configuration)
                         return status.pendingCommands == 0 && status.owedAcks == 0 && status.sentAcks >= 1
                     }
+                }
+                for (_, process) in restarted {
                     process.signal(SIGTERM)
                     #expect(try await process.exitStatus() == 0)
                 }

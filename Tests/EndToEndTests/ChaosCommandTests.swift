@@ -114,18 +114,35 @@ struct ChaosCommandTests {
         // Whatever survived is killed here, so that a failure does not leave it running either.
         for process in alive { kill(process.pid, SIGKILL) }
         #expect(alive.isEmpty, "survived the chaos run: \(alive.map { "\($0.pid) \($0.command)" })")
-        // What a killed run cannot remove itself: its work directory and its cluster's.
+        // What a killed run cannot remove itself: its work directory and its cluster's. The next
+        // run's start removes them (`OwnedDirectory.sweep`, their owner being gone), and nothing
+        // else: a directory kept on purpose (no owner) and one whose owner runs stay.
+        var left: [String] = []
         for prefix in ["work directory ", "PostgreSQL's directory: "] {
             guard let line = chaos.text.split(separator: "\n").first(where: { $0.contains(prefix) }),
                 let range = line.range(of: prefix)
             else { continue }
-            let path = line[range.upperBound...].split(separator: " ").first.map(String.init) ?? ""
-            if path.hasPrefix("/tmp/rescind-chaos-") || path.hasPrefix("/var/tmp/rescind-pg-")
-                || path.hasPrefix(FileManager.default.temporaryDirectory.path)
-            {
-                try? FileManager.default.removeItem(atPath: path)
-            }
+            left.append(line[range.upperBound...].split(separator: " ").first.map(String.init) ?? "")
         }
+        #expect(left.count == 2 && left.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "\(left)")
+        let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+        let kept = temporary.appendingPathComponent("rescind-chaos-kept-\(UUID().uuidString.prefix(8))")
+        let running = temporary.appendingPathComponent("rescind-chaos-running-\(UUID().uuidString.prefix(8))")
+        try OwnedDirectory.create(kept)
+        OwnedDirectory.keep(kept)
+        try OwnedDirectory.create(running)
+        defer {
+            for directory in [kept, running] { try? FileManager.default.removeItem(at: directory) }
+        }
+        let swept = OwnedDirectory.sweep(in: temporary, prefix: "rescind-chaos-")
+            + OwnedDirectory.sweep(in: URL(fileURLWithPath: "/var/tmp"), prefix: "rescind-pg-")
+        for path in left {
+            #expect(!FileManager.default.fileExists(atPath: path), "\(path) left behind after the sweep")
+            #expect(swept.map(\.path).contains(path))
+            // Whatever the sweep left is removed here, so that a failure does not leave it either.
+            if path.hasPrefix(temporary.path) || path.hasPrefix("/var/tmp/rescind-pg-") { try? FileManager.default.removeItem(atPath: path) }
+        }
+        #expect(FileManager.default.fileExists(atPath: kept.path) && FileManager.default.fileExists(atPath: running.path))
     }
 }
 

@@ -82,14 +82,7 @@ enum TestDatabase {
     static func closing<T>(
         _ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        do {
-            let result = try await body(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await TestDatabases.closing(connection, body)
     }
 }
 

@@ -156,6 +156,6 @@ public final class AuditServiceHarness: Sendable {
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var database = try PostgresConfiguration(url: configuration.database.url)
         database.searchPath = [schema]
-        return try await TestDatabase.withConnection(to: database, body)
+        return try await TestDatabases.withConnection(to: database, body)
     }
 }

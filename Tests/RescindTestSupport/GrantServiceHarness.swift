@@ -112,7 +112,7 @@ public struct GrantServiceHarness: Sendable {
 
     /// A direct connection to the service's schema, for checking what is stored.
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await TestDatabase.withConnection(to: database, body)
+        try await TestDatabases.withConnection(to: database, body)
     }
 
     /// Registers a user with one device.

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import RescindDevKit
 import RescindPostgres
 
 /// Direct access to the test database for tests that create schemas through another
@@ -16,27 +16,10 @@ public enum TestDatabase {
 
     /// Drops `schema` and everything in it; a missing schema is fine.
     public static func dropSchema(_ schema: String) async {
-        _ = try? await withConnection { connection in
-            try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE")
-        }
+        try? await TestDatabases.dropSchemas([schema], url: GrantServiceHarness.databaseURL)
     }
 
     private static func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await withConnection(to: try PostgresConfiguration(url: GrantServiceHarness.databaseURL), body)
-    }
-
-    /// One connection for `body`, closed whatever happens.
-    static func withConnection<Result>(
-        to configuration: PostgresConfiguration, _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        let connection = try await PostgresConnection.connect(configuration: configuration, logger: Logger(label: "test.db"))
-        do {
-            let result = try await body(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await TestDatabases.withConnection(to: try PostgresConfiguration(url: GrantServiceHarness.databaseURL), body)
     }
 }

@@ -39,7 +39,6 @@ enum CryptoBench {
         var (clientOne, clientAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
         // The client's path as it was before issue 19 item 1 (`PreviousClientPath`), same records.
         var (previousOne, previousAll): ([Double], [Double]) = ([], [])
-        var (cooperativeOne, cooperativeAll): ([Double], [Double]) = ([], [])
         var (previousCountersOne, previousCountersAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
         // The same records as the client holds them after a download, for its path.
         let familyMemberID = UUID()
@@ -76,10 +75,6 @@ enum CryptoBench {
             let (pc, countersN) = try await clientPath(records, from: oldKey, to: newKey, workers: cores)
             clientOne.append(counters1)
             clientAll.append(countersN)
-            let (pk1, _) = try await clientPath(records, from: oldKey, to: newKey, workers: 1, cooperative: true)
-            let (pkn, _) = try await clientPath(records, from: oldKey, to: newKey, workers: cores, cooperative: true)
-            cooperativeOne.append(count / pk1)
-            cooperativeAll.append(count / pkn)
             let (pp1, previous1) = try await clientPath(records, from: oldKey, to: newKey, workers: 1, previous: true)
             let (ppn, previousN) = try await clientPath(records, from: oldKey, to: newKey, workers: cores, previous: true)
             previousOne.append(count / pp1)
@@ -107,9 +102,7 @@ enum CryptoBench {
                 "previous client path: 1 worker \(Format.grouped(count / pp1)), \(cores) workers \(Format.grouped(count / ppn)) ",
                 "(\(String(format: "%.2f×", pp1 / ppn))), CPU µs/record \(perRecord(previous1.cpuSeconds * 1e6)), ",
                 "\(perRecord(previousN.cpuSeconds * 1e6)), minor faults/record \(perRecord(Double(previous1.minorFaults))), ",
-                "\(perRecord(Double(previousN.minorFaults))); ",
-                "experiment, the same workers as tasks on the cooperative pool: 1 worker \(Format.grouped(count / pk1)), ",
-                "\(cores) workers \(Format.grouped(count / pkn)) (\(String(format: "%.2f×", pk1 / pkn)))",
+                "\(perRecord(Double(previousN.minorFaults)))",
             ]
             BenchReport.log(line.joined())
         }
@@ -148,10 +141,6 @@ enum CryptoBench {
             baseline: .rate(medianRawAll, "records"))
         report.add(
             "… before issue 19: \(cores) cores ÷ 1 core", project: String(format: "%.2f×", medianPreviousAll / medianPreviousOne),
-            baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
-        report.add(
-            "… experiment: the same workers as tasks on the cooperative pool, \(cores) cores ÷ 1 core",
-            project: String(format: "%.2f×", Statistics.median(cooperativeAll) / Statistics.median(cooperativeOne)),
             baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
         let perRecord = { (values: [Double]) in String(format: "%.2f", Statistics.median(values) / count) }
         let robust: [String] = [
@@ -226,16 +215,12 @@ enum CryptoBench {
     /// stops, as an upload would drop them.
     /// - Returns: seconds, and the process's CPU time and minor faults meanwhile.
     private static func clientPath(
-        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, workers: Int, previous: Bool = false,
-        cooperative: Bool = false
+        _ records: [RecordResponse], from oldKey: SecretKey, to newKey: SecretKey, workers: Int, previous: Bool = false
     ) async throws -> (seconds: Double, counters: ProcessCounters) {
         let counters = ProcessCounters.now()
         let start = ContinuousClock.now
         let batches: [BinaryRecords.UploadBatchWriter]
-        if cooperative {
-            batches = try await CooperativeClientPath.resealIntoBatches(
-                records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
-        } else if previous {
+        if previous {
             batches = try await PreviousClientPath.resealIntoBatches(
                 records, from: oldKey, to: newKey, newVersion: 2, batchSize: 500, maximumWorkers: workers)
         } else {

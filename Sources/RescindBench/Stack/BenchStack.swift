@@ -13,30 +13,33 @@ import RescindTLS
 
 /// The system under test, started fresh for one bench run: a development Kafka cluster in
 /// this process (librdkafka's mock broker on loopback TCP, topics created with 4
-/// partitions), and the grant service and the audit service as their own processes, on
-/// their own PostgreSQL schemas and topic prefix. Everything is removed by `stop()`.
+/// partitions), and the grant service and the audit service as their own processes (the dev
+/// kit's `ServiceProcesses`), on their own PostgreSQL schemas and topic prefix. Everything is
+/// removed by `stop()`.
 struct BenchStack: Sendable {
     static let partitions: Int32 = 4
     static let outboxTopic = "bench_outbox"
     static let rawProducerTopic = "bench_raw_producer"
 
     let cluster: DevelopmentCluster
-    /// Where everything runs: `cluster`, or the external broker of `--kafka-bootstrap-servers`.
-    let bootstrapServers: String
-    let topicPrefix: String
-    let grantSchema: String
-    let auditSchema: String
-    let grantURL: URL
+    /// The two services, their schemas, topic prefix, URLs and keys.
+    let services: ServiceProcesses
     /// The benchmarks run the services on plain HTTP over loopback, as their baselines were
     /// measured (BENCHMARKS.md); TLS is the tests' and the demo's default.
     static let clientTLS = ClientTLS(plainHTTP: .loopback)
-    let grant: ChildProcess
-    let audit: ChildProcess
-    let serviceKey: Ed25519.PublicKey
     /// Connects to the grant service's schema (for seeding and checks).
     let database: PostgresConfiguration
     let workDirectory: URL
     let logger: Logger
+
+    /// Where everything runs: `cluster`, or the external broker of `--kafka-bootstrap-servers`.
+    var bootstrapServers: String { services.configuration.bootstrapServers }
+    var topicPrefix: String { services.configuration.topicPrefix }
+    var grantURL: URL { services.grantURLs[0] }
+    var serviceKey: Ed25519.PublicKey { services.grantKey }
+    /// The running services (started by `start`, so never nil here).
+    var grant: ChildProcess { services.grants[0].child! }
+    var audit: ChildProcess { services.audits[0].child! }
 
     func topic(_ topic: Topic) -> String { topicPrefix + topic.rawValue }
 
@@ -47,103 +50,43 @@ struct BenchStack: Sendable {
         let cluster = try DevelopmentCluster()
         let prefix = "bench\(suffix)."
         let names = (Topic.allCases.map(\.rawValue) + [outboxTopic, rawProducerTopic]).map { prefix + $0 }
-        if let external = options.kafkaBootstrapServers {
-            // Provisioned as `rescind-admin migrate kafka` does: an independent broker creates nothing by itself.
-            let admin = try KafkaAdmin(bootstrapServers: external, clientID: "rescind-bench", logger: logger)
-            let report = try await TopicProvisioning(
-                topics: names.map { KafkaTopicSpec(name: $0, partitions: partitions, replicationFactor: 1) }
-            ).run(with: admin)
-            guard report.isClean else { throw BenchError("the bench topics on \(external) do not match: \(report)") }
-        } else {
-            for name in names {
-                try await cluster.createTopic(name: name, partitions: partitions)
-            }
-        }
-
-        // Whatever was started before a failure is stopped again: no service outlives a failed start.
-        let children = Locked<[ChildProcess]>([])
+        let configuration = ServiceProcesses.Configuration(
+            repository: URL(fileURLWithPath: options.repositoryRoot), binaries: try executableDirectory(), work: work,
+            databaseURL: options.databaseURL, bootstrapServers: options.kafkaBootstrapServers ?? cluster.bootstrapServers,
+            topicPrefix: prefix, grantSchema: "bench_grant_\(suffix)", auditSchema: "bench_audit_\(suffix)",
+            auditGroup: "bench-audit-\(suffix)", logLevel: "warning",
+            grantEnvironment: options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:],
+            auditEnvironment: ["RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)"])
         do {
-            return try await start(options: options, suffix: String(suffix), work: work, cluster: cluster, logger: logger) {
-                child in children.withLock { $0.append(child) }
+            if let external = options.kafkaBootstrapServers {
+                // Provisioned as `rescind-admin migrate kafka` does: an independent broker creates nothing by itself.
+                let admin = try KafkaAdmin(bootstrapServers: external, clientID: "rescind-bench", logger: logger)
+                let report = try await TopicProvisioning(
+                    topics: names.map { KafkaTopicSpec(name: $0, partitions: partitions, replicationFactor: 1) }
+                ).run(with: admin)
+                guard report.isClean else { throw BenchError("the bench topics on \(external) do not match: \(report)") }
+            } else {
+                for name in names {
+                    try await cluster.createTopic(name: name, partitions: partitions)
+                }
             }
+            // A failed start stops whatever it had started: no service outlives it.
+            let services = try await ServiceProcesses.start(configuration)
+            var database = try PostgresConfiguration(url: options.databaseURL)
+            database.searchPath = [configuration.grantSchema]
+            database.applicationName = "rescind-bench"
+            return BenchStack(cluster: cluster, services: services, database: database, workDirectory: work, logger: logger)
         } catch {
-            for child in children.current { await child.stop() }
+            try? await TestDatabases.dropSchemas([configuration.grantSchema, configuration.auditSchema], url: configuration.databaseURL)
             cluster.shutdown()
             try? FileManager.default.removeItem(at: work)
             throw error
         }
     }
 
-    private static func start(
-        options: BenchOptions, suffix: String, work: URL, cluster: DevelopmentCluster, logger: Logger,
-        started: (ChildProcess) -> Void
-    ) async throws -> BenchStack {
-        let prefix = "bench\(suffix)."
-        let binaries = try executableDirectory()
-        let grantPort = try FreePort.next()
-        let grantURL = URL(string: "http://127.0.0.1:\(grantPort)")!
-        let grantSchema = "bench_grant_\(suffix)"
-        let auditSchema = "bench_audit_\(suffix)"
-        let bootstrapServers = options.kafkaBootstrapServers ?? cluster.bootstrapServers
-        var common = [
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            "RESCIND_DATABASE_URL": options.databaseURL,
-            "RESCIND_KAFKA_BOOTSTRAP_SERVERS": bootstrapServers,
-            "RESCIND_TOPIC_PREFIX": prefix,
-            "RESCIND_LOG_LEVEL": "warning",
-        ]
-        // The librdkafka an external broker needs (Tansu: a newer one) reaches the services too.
-        if let library = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"] { common["LD_LIBRARY_PATH"] = library }
-        let grant = try ChildProcess(
-            name: "grant-service", executable: binaries.appendingPathComponent("rescind-grant-service"),
-            environment: common.merging([
-                "RESCIND_GRANT_HOST": "127.0.0.1",
-                "RESCIND_GRANT_PORT": "\(grantPort)",
-                "RESCIND_GRANT_DB_SCHEMA": grantSchema,
-                "RESCIND_GRANT_MIGRATIONS_DIR": options.repositoryRoot + "/migrations/grant",
-                "RESCIND_GRANT_SIGNING_KEY_FILE": work.appendingPathComponent("grant.key").path,
-                "RESCIND_GRANT_CREATE_SIGNING_KEY": "true",
-            ].merging(options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:]) { _, new in new }) { _, new in new },
-            logDirectory: work)
-        started(grant)
-        try await waitUntilReady(grant, url: grantURL)
-        let serviceKey = try Ed25519.PublicKey(
-            rawRepresentation: [UInt8](try await GrantServiceClient(baseURL: grantURL, tls: Self.clientTLS).serviceKey().signingPublicKey))
-
-        let auditPort = try FreePort.next()
-        let audit = try ChildProcess(
-            name: "audit-service", executable: binaries.appendingPathComponent("rescind-audit-service"),
-            environment: common.merging([
-                "RESCIND_AUDIT_HOST": "127.0.0.1",
-                "RESCIND_AUDIT_PORT": "\(auditPort)",
-                "RESCIND_AUDIT_DB_SCHEMA": auditSchema,
-                "RESCIND_AUDIT_MIGRATIONS_DIR": options.repositoryRoot + "/migrations/audit",
-                "RESCIND_AUDIT_CONSUMER_GROUP": "bench-audit-\(suffix)",
-                "RESCIND_AUDIT_SIGNING_KEY_FILE": work.appendingPathComponent("audit.key").path,
-                "RESCIND_AUDIT_CREATE_SIGNING_KEY": "true",
-                "RESCIND_GRANT_SERVICE_URL": grantURL.absoluteString,
-                "RESCIND_ALLOW_PLAIN_HTTP": "loopback",
-                "RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)",
-            ]) { _, new in new },
-            logDirectory: work)
-        started(audit)
-        try await waitUntilReady(audit, url: URL(string: "http://127.0.0.1:\(auditPort)")!)
-
-        var database = try PostgresConfiguration(url: options.databaseURL)
-        database.searchPath = [grantSchema]
-        database.applicationName = "rescind-bench"
-        return BenchStack(
-            cluster: cluster, bootstrapServers: bootstrapServers, topicPrefix: prefix, grantSchema: grantSchema, auditSchema: auditSchema, grantURL: grantURL,
-            grant: grant, audit: audit, serviceKey: serviceKey, database: database, workDirectory: work, logger: logger)
-    }
-
     func stop() async {
-        await grant.stop()
-        await audit.stop()
-        try? await withConnection { connection in
-            try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: grantSchema) CASCADE")
-            try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: auditSchema) CASCADE")
-        }
+        await services.stop()
+        await services.dropSchemas()
         cluster.shutdown()
         try? FileManager.default.removeItem(at: workDirectory)
     }
@@ -151,15 +94,7 @@ struct BenchStack: Sendable {
     /// A connection to the grant service's schema, closed after `body`.
     @discardableResult
     func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let connection = try await PostgresConnection.connect(configuration: database, logger: logger)
-        do {
-            let result = try await body(connection)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
-        }
+        try await TestDatabases.withConnection(to: database, body)
     }
 
     /// Registers a user whose first device has the given identity (so an agent can run it).
@@ -173,18 +108,5 @@ struct BenchStack: Sendable {
     static func executableDirectory() throws -> URL {
         let path = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         return URL(fileURLWithPath: path).deletingLastPathComponent()
-    }
-
-    private static func waitUntilReady(_ process: ChildProcess, url: URL) async throws {
-        let ready = url.appendingPathComponent("ready")
-        let up = await Timing.wait(timeout: .seconds(90), interval: .milliseconds(100)) {
-            guard process.isRunning else { return true }
-            guard let (_, response) = try? await URLSession.shared.data(from: ready) else { return false }
-            return (response as? HTTPURLResponse)?.statusCode == 200
-        }
-        guard up, process.isRunning else {
-            await process.stop()
-            throw BenchError("\(process.name) did not become ready:\n\(process.logTail())")
-        }
     }
 }

@@ -24,8 +24,11 @@ extension AESGCM {
     ///   - batch: builds batch `index` with the worker's resealer. Called on a worker thread,
     ///     one batch at a time per worker.
     /// - Returns: the batches in index order.
-    /// - Throws: the failure of the lowest-numbered batch that failed (workers stop taking
-    ///   batches after a failure); nothing is returned then.
+    /// - Throws: the failure of the lowest-numbered batch among those that failed before the
+    ///   workers stopped; nothing is returned then. After a failure no worker takes another
+    ///   batch (a batch already in hand finishes), so the batches after it are never tried and
+    ///   their failures never seen. Batches are handed out in index order, so every batch
+    ///   numbered below the one thrown was run and did not fail.
     public static func resealBatches<Batch: Sendable>(
         count: Int,
         from oldKey: SecretKey,

@@ -69,8 +69,11 @@ struct ChaosCommand: AsyncParsableCommand {
             let line = String(format: "[+%8.2f s] ", elapsed) + message + "\n"
             if json { FileHandle.standardError.write(Data(line.utf8)) } else { FileHandle.standardOutput.write(Data(line.utf8)) }
         }
-        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
-            "rescind-chaos-\(seed)-\(UUID().uuidString.prefix(8).lowercased())")
+        // What an earlier run killed outside its test left behind (its process gone, nothing kept
+        // on purpose): its work directory and its PostgreSQL cluster's (`ThrowawayPostgres` sweeps those).
+        let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+        for stale in OwnedDirectory.sweep(in: temporary, prefix: "rescind-chaos-") { log("removed \(stale.path), left by a run that is gone") }
+        let work = temporary.appendingPathComponent("rescind-chaos-\(seed)-\(UUID().uuidString.prefix(8).lowercased())")
         log("chaos run: seed \(seed), \(short ? "short variant, at most " : "")\(duration) s of faults; work directory \(work.path)")
         let ackDeadline = 5
         let stack = try await ChaosStack.start(repository: repository, work: work, ackDeadlineSeconds: ackDeadline, log: log)
@@ -81,6 +84,7 @@ struct ChaosCommand: AsyncParsableCommand {
             ).play()
         } catch {
             log("the run failed: \(error); logs in \(work.appendingPathComponent("logs").path)")
+            OwnedDirectory.keep(work)
             await stack.stop(keepDatabase: true)
             throw ExitCode(2)
         }
@@ -93,6 +97,7 @@ struct ChaosCommand: AsyncParsableCommand {
         if report.holds, !keep {
             try? FileManager.default.removeItem(at: work)
         } else {
+            OwnedDirectory.keep(work)
             log("kept \(work.path) (logs, agent data)")
         }
         if !report.holds { throw ExitCode(1) }

@@ -66,15 +66,15 @@ final class ChaosFaultInjector: Sendable {
             return pid == nil ? "no_postmaster" : "struck"
         case .grantKill(let index, let moment, let down):
             await waitFor(moment, grant: index)
-            await stack.grants[index].kill()
+            await stack.services.grants[index].kill()
             try await Task.sleep(for: .milliseconds(down))
-            try await stack.grants[index].start()
+            try await stack.services.grants[index].start()
             return "struck"
         case .auditKill(let index, let down):
             await waitFor(.audit, grant: nil)
-            await stack.audits[index].kill()
+            await stack.services.audits[index].kill()
             try await Task.sleep(for: .milliseconds(down))
-            try await stack.audits[index].start()
+            try await stack.services.audits[index].start()
             return "struck"
         case .requestErrors(let apis, let count):
             for api in apis {

@@ -140,8 +140,9 @@ struct ChaosInvariants: Sendable {
         var published: [String: [Data: Int]] = [:]
         var reissues = 0
         let reissueSchema = Data(CommandReissue.schema.utf8)
-        for topic in [Topic.revocationEvents, .accessEvents, .deviceCommands] {
-            for message in try await stack.messages(topic) {
+        let topics = try await stack.services.messages([.revocationEvents, .accessEvents, .deviceCommands], partitions: ChaosStack.partitions)
+        for (topic, messages) in topics {
+            for message in messages {
                 let value = message.value ?? Data()
                 // The audit service's re-issues share the commands' topic; they are not the outbox's.
                 if topic == .deviceCommands, value.range(of: reissueSchema) != nil {
@@ -356,8 +357,8 @@ struct ChaosInvariants: Sendable {
             let directory = pins.appendingPathComponent("\(member.owner)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let pin = AuditKeyPin(directory: directory.path)
-            if try pin.pinned() == nil { try pin.pin(stack.auditKey) }
-            let audit = AuditServiceClient(baseURL: stack.auditURLs[0], grantService: owner.sessions[0].client, tls: ChaosStack.clientTLS)
+            if try pin.pinned() == nil { try pin.pin(stack.services.auditKey) }
+            let audit = AuditServiceClient(baseURL: stack.services.auditURLs[0], grantService: owner.sessions[0].client, tls: ChaosStack.clientTLS)
             let outcome = try await AccessLogVerifier(audit: audit, pin: pin).verify(member.id)
             entries += outcome.report.entries
             if outcome.report.valid { verified += 1 } else { failing.append("\(member.id.uuidString.prefix(8)): \(outcome.report)") }

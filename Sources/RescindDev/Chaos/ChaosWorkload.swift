@@ -26,7 +26,7 @@ struct ChaosAgent: Sendable {
     let user: Int
     let deviceID: UUID
     let environment: [String: String]
-    let process: ChaosProcess
+    let process: RestartableProcess
     var configuration: AgentConfiguration { get throws { try AgentConfiguration(environment: environment) } }
 }
 
@@ -149,9 +149,9 @@ final class ChaosWorkload: Sendable {
             let deviceID = UUID()
             _ = try await UserSession.register(
                 keys: keys, displayName: name, deviceID: deviceID, deviceName: "\(name)'s laptop", deviceRole: .interactive,
-                deviceKey: deviceKey, baseURL: stack.grantURLs[index % 2], tls: ChaosStack.clientTLS)
+                deviceKey: deviceKey, baseURL: stack.services.grantURLs[index % 2], tls: ChaosStack.clientTLS)
             let history = KeyHistoryStore()
-            let sessions = stack.grantURLs.map {
+            let sessions = stack.services.grantURLs.map {
                 UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: $0, tls: ChaosStack.clientTLS, keyHistory: history)
             }
             users.append(ChaosUser(index: index, name: name, keys: keys, sessions: sessions))
@@ -193,7 +193,7 @@ final class ChaosWorkload: Sendable {
             try await DeviceEnrollment.install(
                 userKeys: user.keys, deviceID: device.deviceID, deviceKey: deviceKey,
                 configuration: try AgentConfiguration(environment: environment))
-            let process = ChaosProcess(
+            let process = RestartableProcess(
                 name: "agent-\(index)", executable: stack.binaries.appendingPathComponent("rescind-dev"), arguments: ["agent"],
                 environment: environment, logs: stack.work.appendingPathComponent("logs"), readyURL: nil)
             agents.append(
@@ -310,7 +310,7 @@ final class ChaosWorkload: Sendable {
                 return grants.contains { $0.granteeUserID == revoked && $0.revokedAt == nil } ? nil : false
             }
         ) { session in
-            let grant = session.client.baseURL == self.stack.grantURLs[0] ? 0 : 1
+            let grant = session.client.baseURL == self.stack.services.grantURLs[0] ? 0 : 1
             _ = try await session.revoke(member.id, user: revoked, reason: "chaos", uploadBatchSize: 4) { progress in
                 switch progress.phase {
                 case .uploading: signals.note(.uploading, grant: grant)

@@ -243,7 +243,9 @@ struct DemoStory: Sendable {
         } catch let error as GrantServiceError {
             timeline.log("thief", "tries to enrol a device with the stolen identity key → \(error.status) \(error.code)")
         }
-        try await Task.sleep(for: .seconds(ackDeadlineSeconds + 2))
+        // Until the audit service reports the iPad's ack overdue; at most the deadline and 2 s (as
+        // long as the demo always waited: without the live timeline no alert shows).
+        _ = await timeline.waitFor("ALERT ack overdue from \(iPad.name)", timeout: .seconds(ackDeadlineSeconds + 2))
 
         // 8. The iPad returns
         timeline.section("7. Adult A's iPad comes back online")
@@ -459,20 +461,14 @@ struct DemoStory: Sendable {
         }
         try await setWrapped(served.wrappedFMK, granterKey: served.granterAgreementPublicKey)
         await pool.close()
-        try await Task.sleep(for: .seconds(2))  // the report's notification reaches the timeline
+        // The report's notification reaches the timeline (at most the 2 s the demo always waited).
+        _ = await timeline.waitFor("refused a key history", timeout: .seconds(2))
         timeline.log("attacker", "put the original row back; Adult C's client reads Emma again: \(try await reporting.readRecords(familyMember).count) records")
     }
 
     /// Each run starts from empty schemas (the services migrate them at start).
     func resetSchemas() async throws {
-        let pool = PostgresConnectionPool(
-            configuration: try PostgresConfiguration(url: databaseURL), size: 1, logger: Logger(label: "rescind.demo"))
-        try await pool.withConnection { connection in
-            for schema in [grantSchema, auditSchema] {
-                try await connection.execute("DROP SCHEMA IF EXISTS \(identifier: schema) CASCADE")
-            }
-        }
-        await pool.close()
+        try await TestDatabases.dropSchemas([grantSchema, auditSchema], url: databaseURL)
     }
 
     struct SigningKeyFile {

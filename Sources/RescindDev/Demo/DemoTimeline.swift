@@ -5,6 +5,8 @@ import Synchronization
 final class DemoTimeline: Sendable {
     private let start = ContinuousClock.now
     private let names = Mutex<[UUID: String]>([:])
+    /// Everything written so far, for `waitFor`.
+    private let written = Mutex<[String]>([])
 
     func name(_ id: UUID, _ name: String) {
         names.withLock { $0[id] = name }
@@ -27,8 +29,19 @@ final class DemoTimeline: Sendable {
         emit("\n── \(title) " + String(repeating: "─", count: max(0, 70 - title.count)) + "\n")
     }
 
+    /// Waits until a line containing `text` has been written, at most `timeout`; whether it was.
+    func waitFor(_ text: String, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if written.withLock({ $0.contains { $0.contains(text) } }) { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// Unbuffered, so the timeline interleaves correctly with the progress bar and child logs.
     private func emit(_ text: String) {
+        written.withLock { $0.append(text) }
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -46,8 +46,12 @@ public final class ThrowawayPostgres: Sendable {
     /// - Parameter directory: a fresh directory that the `postgres` user can reach when run as root
     ///   (default: under `/var/tmp`).
     public static func start(port: Int, binaries: URL, directory: URL? = nil) async throws -> ThrowawayPostgres {
-        let root = directory ?? URL(fileURLWithPath: "/var/tmp/rescind-pg-\(UUID().uuidString.prefix(8).lowercased())")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        if directory == nil {
+            // Clusters of runs that were killed before they could remove theirs (SIGKILL, a time limit).
+            OwnedDirectory.sweep(in: defaultParent, prefix: defaultPrefix)
+        }
+        let root = directory ?? defaultParent.appendingPathComponent("\(defaultPrefix)\(UUID().uuidString.prefix(8).lowercased())")
+        try OwnedDirectory.create(root)
         chmod(root.path, 0o700)
         if getuid() == 0 {
             let chown = try await ChildProcess.run(URL(fileURLWithPath: "/bin/chown"), ["postgres:postgres", root.path])
@@ -63,6 +67,11 @@ public final class ThrowawayPostgres: Sendable {
         guard created.status == 0 else { throw Failure(description: "CREATE DATABASE failed: \(created.output)") }
         return cluster
     }
+
+    /// Where a cluster goes unless told: `/var/tmp/rescind-pg-<random>`, named for this process
+    /// (`OwnedDirectory`), so that the next start removes it if this process dies first.
+    static let defaultParent = URL(fileURLWithPath: "/var/tmp")
+    static let defaultPrefix = "rescind-pg-"
 
     private init(port: Int, directory: URL, binaries: URL) {
         self.port = port
