@@ -19,22 +19,9 @@ import Testing
         .enabled(if: ShutdownDeadlineProcessTests.hasPostgres, "needs PostgreSQL's server programs (initdb)"),
         .timeLimit(.minutes(5)), arguments: ["rescind-grant-service", "rescind-audit-service"])
     func aFrozenDatabaseCostsA503WithinTheBoundAndHealsByItself(program: String) async throws {
-        let postgres = try await ShutdownDeadlineProcessTests.throwawayPostgres()
-        let cluster = try DevelopmentCluster()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-frozen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        var started: [ChildProcess] = []
-        do {
+        try await ShutdownDeadlineProcessTests.onThrowawayCluster("frozen") { postgres, cluster, scratch, started in
             try await Self.play(program, postgres: postgres, cluster: cluster, scratch: scratch, started: &started)
-        } catch {
-            Issue.record(error, "\(started.map { "\($0.name) (running: \($0.isRunning)): \($0.logTail(lines: 40))" })")
         }
-        for process in started { process.killGroup() }
-        postgres.thaw()
-        await postgres.stop()
-        postgres.remove()
-        cluster.shutdown()
-        try? FileManager.default.removeItem(at: scratch)
     }
 
     static func play(

@@ -19,18 +19,30 @@ import Testing
         .enabled(if: hasPostgres, "needs PostgreSQL's server programs (initdb)"), .timeLimit(.minutes(5)),
         arguments: ["rescind-grant-service", "rescind-audit-service"])
     func aServiceWhoseDatabaseStoppedAnsweringStillExitsOnSIGTERM(program: String) async throws {
-        let postgres = try await Self.throwawayPostgres()
+        try await Self.onThrowawayCluster("shutdown") { postgres, cluster, scratch, started in
+            try await Self.play(program, postgres: postgres, cluster: cluster, scratch: scratch, started: &started)
+        }
+    }
+
+    /// Runs `play` with a throwaway PostgreSQL cluster (which a test may freeze), a development
+    /// Kafka cluster and a scratch directory; records what `play` throws with the tails of the
+    /// processes it started, then kills them, thaws and removes the cluster and the scratch.
+    static func onThrowawayCluster(
+        _ label: String,
+        _ play: (ThrowawayPostgres, DevelopmentCluster, URL, inout [ChildProcess]) async throws -> Void
+    ) async throws {
+        let postgres = try await throwawayPostgres()
         let cluster = try DevelopmentCluster()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-shutdown-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         var started: [ChildProcess] = []
         do {
-            try await Self.play(program, postgres: postgres, cluster: cluster, scratch: scratch, started: &started)
+            try await play(postgres, cluster, scratch, &started)
         } catch {
-            Issue.record(error)
+            Issue.record(error, "\(started.map { "\($0.name) (running: \($0.isRunning)): \($0.logTail(lines: 40))" })")
         }
         for process in started { process.killGroup() }
-        postgres.thaw()
+        _ = postgres.thaw()
         await postgres.stop()
         postgres.remove()
         cluster.shutdown()

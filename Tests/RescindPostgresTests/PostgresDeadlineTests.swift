@@ -15,9 +15,7 @@ struct PostgresDeadlineTests {
     @Test("a statement three times the bound on a live server completes, on the same connection")
     func aSlowStatementOnALiveServerIsNotCut() async throws {
         try await TestDatabase.withSchema { _, configuration in
-            var bounded = configuration
-            bounded.callTimeout = .milliseconds(500)
-            let pool = PostgresConnectionPool(configuration: bounded, size: 1, logger: TestDatabase.logger)
+            let pool = Self.pool(configuration, bound: .milliseconds(500), size: 1)
             let firstPID = try await pool.withConnection { await $0.backendPID }
             let (pid, answer) = try await pool.withConnection { connection in
                 (await connection.backendPID, try await connection.query("SELECT pg_sleep(1.5), 42").first!.decode(Int.self, column: 1))
@@ -36,9 +34,8 @@ struct PostgresDeadlineTests {
         let postgres = try await ThrowawayPostgres.start(port: try FreePort.next(), binaries: binaries)
         defer { postgres.remove() }
         do {
-            var configuration = try PostgresConfiguration(url: postgres.url.replacingOccurrences(of: "connect_timeout=5", with: "connect_timeout=2"))
-            configuration.callTimeout = .milliseconds(500)
-            let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+            let url = postgres.url.replacingOccurrences(of: "connect_timeout=5", with: "connect_timeout=2")
+            let pool = Self.pool(try PostgresConfiguration(url: url), bound: .milliseconds(500), size: 1)
             try await pool.withConnection { try await $0.execute("CREATE TABLE marks (id int PRIMARY KEY)") }
             let firstPID = try await pool.withConnection { await $0.backendPID }
 
@@ -90,9 +87,7 @@ struct PostgresDeadlineTests {
     func withinTheDeadline() async throws {
         try await TestDatabase.withSchema { _, configuration in
             #expect(configuration.callTimeout == nil)
-            var bounded = configuration
-            bounded.callTimeout = .seconds(5)
-            let pool = PostgresConnectionPool(configuration: bounded, size: 1, logger: TestDatabase.logger)
+            let pool = Self.pool(configuration, bound: .seconds(5), size: 1)
             let pid = try await pool.withConnection { await $0.backendPID }
             let slept = try await pool.withConnection { connection in
                 try await connection.query("SELECT pg_sleep(0.2), 7").first!.decode(Int.self, column: 1)
@@ -106,9 +101,7 @@ struct PostgresDeadlineTests {
     @Test("a caller waiting for a pooled connection longer than the bound, on a live server, keeps waiting and is served")
     func waitingForAConnection() async throws {
         try await TestDatabase.withSchema { _, configuration in
-            var bounded = configuration
-            bounded.callTimeout = .milliseconds(700)
-            let pool = PostgresConnectionPool(configuration: bounded, size: 1, logger: TestDatabase.logger)
+            let pool = Self.pool(configuration, bound: .milliseconds(700), size: 1)
             // The only connection is held (by a caller busy elsewhere) for 2 s.
             let holding = Task { try await pool.withConnection { _ in try await Task.sleep(for: .seconds(2)) } }
             try await Task.sleep(for: .milliseconds(200))
@@ -120,5 +113,12 @@ struct PostgresDeadlineTests {
             try await holding.value
             await pool.close()
         }
+    }
+
+    /// A pool of `size` connections whose calls have the client-side `bound`.
+    static func pool(_ configuration: PostgresConfiguration, bound: Duration, size: Int) -> PostgresConnectionPool {
+        var bounded = configuration
+        bounded.callTimeout = bound
+        return PostgresConnectionPool(configuration: bounded, size: size, logger: TestDatabase.logger)
     }
 }

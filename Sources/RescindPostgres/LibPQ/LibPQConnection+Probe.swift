@@ -13,15 +13,7 @@ extension LibPQConnection {
     static func serverAnswers(_ parameters: [(keyword: String, value: String)], within bound: Duration) -> Bool {
         let seconds = max(2, Int((Double(bound.components.seconds) + Double(bound.components.attoseconds) / 1e18).rounded(.up)))
         let probe = parameters.filter { $0.keyword != "connect_timeout" } + [("connect_timeout", String(seconds))]
-        let keywords = probe.map { strdup($0.keyword) }
-        let values = probe.map { strdup($0.value) }
-        defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
-        }
-        let keywordArray = keywords.map { UnsafePointer($0) } + [nil]
-        let valueArray = values.map { UnsafePointer($0) } + [nil]
-        return PQpingParams(keywordArray, valueArray, 0) == PQPING_OK
+        return withKeywordArrays(probe) { keywords, values in PQpingParams(keywords, values, 0) } == PQPING_OK
     }
 
     /// `serverAnswers` on a thread of its own, for callers on Swift's cooperative pool.

@@ -47,15 +47,8 @@ final class LibPQConnection {
     static func connect(
         _ parameters: [(keyword: String, value: String)], callTimeout: Duration? = nil, logger: Logger
     ) throws -> LibPQConnection {
-        let keywords = parameters.map { strdup($0.keyword) }
-        let values = parameters.map { strdup($0.value) }
-        defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
-        }
-        let keywordArray = keywords.map { UnsafePointer($0) } + [nil]
-        let valueArray = values.map { UnsafePointer($0) } + [nil]
-        guard let connection = PQconnectdbParams(keywordArray, valueArray, 0) else {
+        let opened = withKeywordArrays(parameters) { keywords, values in PQconnectdbParams(keywords, values, 0) }
+        guard let connection = opened else {
             throw PostgresError(code: .connectionFailed, message: "libpq could not allocate a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -68,6 +61,20 @@ final class LibPQConnection {
             throw PostgresError(code: .connectionFailed, message: "libpq could not switch the connection to non-blocking mode")
         }
         return LibPQConnection(connection: connection, parameters: parameters, callTimeout: callTimeout, logger: logger)
+    }
+
+    /// libpq's `keywords`/`values` arrays (C strings, NULL-terminated) for `body`, freed after it.
+    static func withKeywordArrays<T>(
+        _ parameters: [(keyword: String, value: String)],
+        _ body: ([UnsafePointer<CChar>?], [UnsafePointer<CChar>?]) -> T
+    ) -> T {
+        let keywords = parameters.map { strdup($0.keyword) }
+        let values = parameters.map { strdup($0.value) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        return body(keywords.map { UnsafePointer($0) } + [nil], values.map { UnsafePointer($0) } + [nil])
     }
 
     /// Closes the socket (sending Terminate); later calls throw `.connectionClosed`.
