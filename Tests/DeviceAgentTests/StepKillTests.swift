@@ -26,16 +26,21 @@ import Testing
                 // The kept device rotates (every step); the revoked one erases (no `downloaded`:
                 // it runs without a stop there).
                 var stopped: [(AgentTestKit.Device, AgentProcess)] = []
-                var unstopped: [AgentProcess] = []
+                var unstopped: [(done: String, process: AgentProcess)] = []
                 for (device, action) in [(s.kept, DeviceAction.fmkRotation), (s.revoked, .secureDeletion)] {
                     var environment = AgentProcess.environment(device.configuration)
                     environment["RESCIND_DEV_AGENT_SELF_HEAL"] = "false"
                     let stops = AgentStep.steps(of: action).contains(step)
                     if stops { environment["RESCIND_DEV_AGENT_STOP_AT"] = step.rawValue }
                     let process = try AgentProcess(["agent"], environment: environment, executable: devTool)
-                    if stops { stopped.append((device, process)) } else { unstopped.append(process) }
+                    if stops {
+                        stopped.append((device, process))
+                    } else {
+                        let done = action == .fmkRotation ? "rotated FMK and re-keyed the cache" : "cryptographically erased cached records"
+                        unstopped.append((done, process))
+                    }
                 }
-                for process in stopped.map({ $0.1 }) + unstopped { try await process.waitFor("partitions assigned") }
+                for process in stopped.map({ $0.1 }) + unstopped.map(\.process) { try await process.waitFor("partitions assigned") }
                 try await s.revoke()
 
                 for (_, process) in stopped {
@@ -43,7 +48,11 @@ import Testing
                     process.signal(SIGKILL)
                     #expect(try await process.exitStatus() != 0)
                 }
-                for process in unstopped {
+                // The device not stopped at this step finishes its command first: stopped before it
+                // even read the command, its restarted agent would heal at start and answer the
+                // command `healed` (also correct, but not the one applied ack asserted below).
+                for (done, process) in unstopped {
+                    try await process.waitFor(done, timeout: .seconds(60))
                     process.signal(SIGTERM)
                     _ = try await process.exitStatus()
                 }
@@ -80,12 +89,27 @@ import Testing
                 // Exactly one final ack effect per device in the audit service.
                 for (device, action) in [(s.kept, "fmk_rotation"), (s.revoked, "secure_deletion")] {
                     let deviceID = device.deviceID
-                    try await AgentTestKit.eventually("the audit service recorded \(action)", timeout: .seconds(30)) {
-                        try await audit.withConnection { connection in
+                    do {
+                        try await AgentTestKit.eventually("the audit service recorded \(action)", timeout: .seconds(30)) {
+                            try await audit.withConnection { connection in
+                                try await connection.query(
+                                    "SELECT count(*) FROM revocation_devices WHERE device_id = \(deviceID) AND state = 'applied'"
+                                ).first!.decode(Int.self, column: 0)
+                            } == 1
+                        }
+                    } catch {
+                        // What the audit service holds for the device instead, to say why.
+                        let held = try await audit.withConnection { connection in
                             try await connection.query(
-                                "SELECT count(*) FROM revocation_devices WHERE device_id = \(deviceID) AND state = 'applied'"
-                            ).first!.decode(Int.self, column: 0)
-                        } == 1
+                                """
+                                SELECT 'device ' || action || ':' || state FROM revocation_devices WHERE device_id = \(deviceID)
+                                UNION ALL SELECT 'ack ' || outcome FROM device_acks WHERE device_id = \(deviceID)
+                                UNION ALL SELECT 'held ' || count(*) FROM pending_acks
+                                """
+                            ).map { try $0.decode(String.self, column: 0) }
+                        }
+                        Issue.record("after a kill at \(step.rawValue), the audit service holds for the \(action) device: \(held)")
+                        throw error
                     }
                     let acks = try await audit.withConnection { connection in
                         try await connection.query(
