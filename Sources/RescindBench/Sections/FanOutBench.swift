@@ -114,7 +114,7 @@ enum FanOutBench {
                 guard !values.isEmpty else { return "n/a" }
                 return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
             }
-            let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 2 s (target, 50 agents)"
+            let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 1.5 s (target, 50 agents)"
             report.add(
                 "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
                 project: p(totals), baseline: count == 1 ? "—" : target)
