@@ -38,6 +38,19 @@ import Testing
         #expect(documented.subtracting(routed).sorted() == [], "documented operations with no route")
     }
 
+    /// Any operation that reaches the database may answer 503 `database_unavailable`; the
+    /// document says so for every one of them (the monitoring page's static files, the health and
+    /// metrics endpoints and the credential check do not read the database).
+    @Test func everyOperationThatReachesTheDatabaseDocumentsItsUnavailableAnswer() throws {
+        let document = try OpenAPIDocument.load(Self.documentPath)
+        let withoutDatabase: Set<String> = [
+            "GET /health", "GET /ready", "GET /metrics", "GET /v1/openapi.yaml", "GET /v1/service-key", "GET /",
+            "GET /monitor", "GET /monitor.js", "GET /v1/monitoring/credential",
+        ]
+        let missing = document.operations.filter { !withoutDatabase.contains($0.description) && !document.statuses(of: $0).contains(503) }
+        #expect(missing.map(\.description).sorted() == [])
+    }
+
     /// The checker itself refuses what the document does not say: an undocumented status, a
     /// wrong content type, a missing or extra property, a wrong format or enum value.
     @Test func theContractCheckRefusesAnswersTheDocumentDoesNotDescribe() throws {

@@ -41,6 +41,17 @@ import Testing
         #expect(documented.subtracting(routed).sorted() == [], "documented operations with no route")
     }
 
+    /// Any operation that reaches the database may answer 503 `database_unavailable` (a database
+    /// that does not answer within the bound, or a lost connection: `FrozenDatabaseProcessTests`);
+    /// the document says so for every one of them.
+    @Test func everyOperationThatReachesTheDatabaseDocumentsItsUnavailableAnswer() throws {
+        let document = try OpenAPIDocument.load(GrantServiceContractTests.documentPath)
+        let withoutDatabase: Set<String> = ["GET /health", "GET /ready", "GET /metrics", "GET /v1/openapi.yaml", "GET /v1/service-key"]
+        let missing = document.operations.filter { !withoutDatabase.contains($0.description) && !document.statuses(of: $0).contains(503) }
+        #expect(missing.map(\.description).sorted() == [])
+        #expect(document.statuses(of: try #require(document.operations.first { $0.description == "POST /v1/revocations/{revocationID}/commit" })).contains(503))
+    }
+
     @Test func theServiceServesTheDocument() async throws {
         try await GrantServiceHarness.with { service in
             let answer = try await service.http.send("GET", "v1/openapi.yaml")
