@@ -137,4 +137,85 @@ import Testing
             }
         }
     }
+
+    /// The same adversary with a memory of its own: it kept a head the service signed earlier.
+    /// Cutting the newest entries off and restoring that head, or cutting them off and letting
+    /// the service append new ones in their place, serves a log whose every signature is valid
+    /// (a reader without memory accepts it); the owner's machine remembers the head it verified
+    /// last and refuses both.
+    @Test(.timeLimit(.minutes(4)))
+    func aLogCutBackUnderAnOlderSignedHeadFailsAgainstTheHeadVerifiedBefore() async throws {
+        try await GrantServiceHarness.with { grant in
+            let adultA = try await EndToEndTests.member("Adult A", on: grant)
+            try await AuditTestBed.with({ $0.grantService.url = grant.baseURL.absoluteString }) { bed in
+                let audit = AuditServiceClient(
+                    baseURL: bed.service.baseURL, grantService: adultA.session.client, tls: bed.service.clientTLS)
+                let directory = try Self.profileDirectory()
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                let verifier = AccessLogVerifier(audit: audit, pin: AuditKeyPin(directory: directory))
+                /// A reader who pins the same key but remembers nothing.
+                func verifiedWithoutMemory(_ id: UUID) async throws -> ChainVerificationReport {
+                    let fresh = try Self.profileDirectory()
+                    defer { try? FileManager.default.removeItem(atPath: fresh) }
+                    let pin = AuditKeyPin(directory: fresh)
+                    try pin.pin(bed.service.auditKey)
+                    return try await AccessLogVerifier(audit: audit, pin: pin).verify(id).report
+                }
+                let family = TestFamily(ownerUserID: adultA.userID)
+                func entries(_ count: Int) async throws {
+                    try await bed.eventually("\(count) entries") {
+                        try await bed.count("SELECT count(*) FROM audit_log WHERE family_member_id = '\(family.familyMemberID)'") == count
+                    }
+                }
+                func grantSomeone() async throws { try await bed.publish(family.accessEvent(.accessGranted, target: UUID())) }
+
+                // Three entries verified; the database keeps the head the service signed then.
+                try await bed.publish(family.accessEvent(.familyMemberCreated))
+                try await grantSomeone()
+                try await grantSomeone()
+                try await entries(3)
+                #expect(try await verifier.verify(family.familyMemberID).report.valid)
+                let keptHead = try await bed.withConnection { connection in
+                    try await connection.query(
+                        "SELECT last_hash, head_signature FROM audit_chain_heads WHERE family_member_id = \(family.familyMemberID)"
+                    ).first.map { (try $0.decode(Data.self, column: 0), try $0.decode(Data.self, column: 1)) }
+                }
+                let (keptHash, keptSignature) = try #require(keptHead)
+
+                // Two more, verified: this machine now remembers seq 5.
+                try await grantSomeone()
+                try await grantSomeone()
+                try await entries(5)
+                #expect(try await verifier.verify(family.familyMemberID).report.valid)
+                #expect(try VerifiedHeads(directory: directory).all()[family.familyMemberID]?.seq == 5)
+                let mode = try FileManager.default.attributesOfItem(atPath: VerifiedHeads(directory: directory).path)[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+
+                // Rolled back: entries 4 and 5 deleted, the kept head of seq 3 restored.
+                try await bed.withConnection { connection in
+                    try await connection.execute(
+                        "DELETE FROM audit_log WHERE family_member_id = \(family.familyMemberID) AND seq > 3")
+                    try await connection.execute(
+                        """
+                        UPDATE audit_chain_heads SET last_seq = 3, last_hash = \(keptHash), head_signature = \(keptSignature)
+                        WHERE family_member_id = \(family.familyMemberID)
+                        """)
+                }
+                #expect(try await verifiedWithoutMemory(family.familyMemberID).valid)
+                let rolledBack = try await verifier.verify(family.familyMemberID).report
+                #expect(!rolledBack.valid && rolledBack.problems.map(\.code) == ["rolled_back"], "\(rolledBack.problems)")
+
+                // Rewritten: the service, unaware, appends two new entries at seq 4 and 5.
+                try await grantSomeone()
+                try await grantSomeone()
+                try await entries(5)
+                #expect(try await verifiedWithoutMemory(family.familyMemberID).valid)
+                let rewritten = try await verifier.verify(family.familyMemberID).report
+                #expect(!rewritten.valid && rewritten.problems.map(\.code) == ["rewritten"], "\(rewritten.problems)")
+                #expect(rewritten.problems.first?.seq == 5)
+                // A refused log is not remembered: the memory still names the head verified before.
+                #expect(try VerifiedHeads(directory: directory).all()[family.familyMemberID]?.seq == 5)
+            }
+        }
+    }
 }

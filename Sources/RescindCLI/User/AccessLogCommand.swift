@@ -13,7 +13,10 @@ struct AccessLogCommand: AsyncParsableCommand {
             this machine can open them. Add --verify to check the hash chain here, without trusting
             the audit service: every entry's hash, link and signature, and the signed chain head,
             against the audit service's key pinned in the profile directory on first use
-            (audit-service.key). A changed key is refused unless --accept-new-audit-key.
+            (audit-service.key). A changed key is refused unless --accept-new-audit-key. The
+            head verified last is remembered there too (access-log-heads.json): a log that later
+            ends before it, or holds another entry at its seq, is refused even when every
+            signature is valid (an older signed head restored, a log cut back and written again).
 
             Example:
               rescind access-log 6f1c… --verify

@@ -4,15 +4,19 @@ import RescindProtocol
 
 /// Checks a family member's access log on this machine, trusting only the audit service's
 /// pinned key: it fetches every entry and the signed chain head, recomputes every
-/// hash, link and signature (`AuditChain.verify`), and pins the service's key on first use.
+/// hash, link and signature (`AuditChain.verify`), pins the service's key on first use, and
+/// checks the log against the head it verified last time (`VerifiedHeads`, in the same
+/// directory as the pin): a log that shrank or forked since fails even with valid signatures.
 /// The audit service's own re-check (`GET …/access-log/verification`) stays for operators.
 public struct AccessLogVerifier: Sendable {
     let audit: AuditServiceClient
     let pin: AuditKeyPin
+    let heads: VerifiedHeads
 
     public init(audit: AuditServiceClient, pin: AuditKeyPin) {
         self.audit = audit
         self.pin = pin
+        heads = VerifiedHeads(directory: (pin.path as NSString).deletingLastPathComponent)
     }
 
     public struct Outcome: Sendable {
@@ -49,7 +53,10 @@ public struct AccessLogVerifier: Sendable {
             entries = try await audit.accessLog(familyMemberID, through: head.seq)
             head = try await audit.accessLogHead(familyMemberID)
         }
-        let report = AuditChain.verify(familyMemberID: familyMemberID, entries: entries, head: head, key: key)
+        var report = AuditChain.verify(familyMemberID: familyMemberID, entries: entries, head: head, key: key)
+        report.problems += try heads.problems(familyMemberID, entries: entries, head: head)
+        report.valid = report.problems.isEmpty
+        if report.valid { try heads.remember(familyMemberID, .init(seq: head.seq, hash: head.hash)) }
         var pinnedNow = false
         if pinned != key, pinned == nil || report.valid {
             try pin.pin(key)
