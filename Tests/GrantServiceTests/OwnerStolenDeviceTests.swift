@@ -93,6 +93,11 @@ import Testing
             }
             let rotation = try await rotated.client.beginRotation(home.emma, BeginRotationRequest(reason: "thief"))
             var (commit, _) = try await rotated.stage(rotation)
+            // Nor can it block one in flight with the phone's token: no abandon, no upload, no commit.
+            await expectFailure(401, "device_retired") { try await phone.client.abandonRevocation(rotation.revocationID) }
+            await expectFailure(401, "device_retired") { try await phone.client.uploadRevocationBatch(rotation.revocationID, []) }
+            await expectFailure(401, "device_retired") { try await phone.client.commitRevocation(rotation.revocationID, commit) }
+            #expect(try await service.count("SELECT count(*) FROM revocation_stagings") == 1)
             var statement = try #require(commit.statement).statement
             statement.signerIdentityKey = Data(stolenKeys.identityKey.publicKey.rawRepresentation)
             commit.statement = try phone.signStatement(statement, with: stolenKeys.identityKey)
