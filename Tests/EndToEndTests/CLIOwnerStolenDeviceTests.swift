@@ -13,6 +13,7 @@ extension CLITests {
                 let phone = try await bed.person("Adult A")
                 let adultB = try await bed.person("Adult B")
                 let laptop = try await Devices.secondDevice(of: phone, name: "Adult A's laptop", bed: bed)
+                let tablet = try await Devices.secondDevice(of: phone, name: "Adult A's tablet", bed: bed)
                 let thief = try Devices.copy(of: phone, to: "phone", bed: bed)
                 var members: [String] = []
                 for name in ["Emma", "Liam"] {
@@ -28,6 +29,9 @@ extension CLITests {
                 // 1. The phone is retired at once; the rotation waits for new identity keys.
                 let first = try await laptop.ok(command)
                 #expect(first.contains("retired device \(phone.deviceID)"), "\(first)")
+                // Only D is retired; the owner's other devices are listed to check (one the thief enrolled would be too).
+                #expect(first.contains("your other active devices") && first.contains("  \(tablet.deviceID)  "), "\(first)")
+                #expect(!first.contains("  \(phone.deviceID)  ") && !first.contains("  \(laptop.deviceID)  "), "\(first)")
                 #expect(first.contains("waiting: your identity keys were not rotated"), "\(first)")
                 #expect(first.contains("done: rotated 0/0"), "\(first)")
                 let refused = try await thief.run(["record", "show", members[0], "--all"])

@@ -23,7 +23,9 @@ struct RotateCommand: AsyncParsableCommand {
             in order and checks it: it retires D if it is not yet retired, waits until your
             identity keys were rotated after the retirement, then rotates every family member
             you own. The plan is kept in the profile, so the command is safe to run again after
-            a failure and finishes what is left; it prints what is done and what is left.
+            a failure and finishes what is left; it prints what is done and what is left. It
+            retires only D and lists your other active devices: retire any you do not recognise
+            (the thief may have enrolled one with your identity key before D was retired).
 
             What it cannot do: take back what the stolen device already decrypted, or the old
             FMKs it holds (they open only what was encrypted before the rotation). Your own agent
@@ -65,6 +67,14 @@ struct RotateCommand: AsyncParsableCommand {
             print("resuming the rotation begun for device \(stolenDevice.uuidString.lowercased())")
         } else {
             recovery = OwnerStolenDeviceRecovery(deviceID: stolenDevice, reason: reason)
+        }
+        // Only D is retired: a device the thief enrolled with the identity key keeps its token.
+        let others = try await session.client.devices().filter {
+            $0.retiredAt == nil && $0.deviceID != stolenDevice && $0.deviceID != session.deviceID
+        }
+        if !others.isEmpty {
+            print("your other active devices (retire any you do not recognise with `rescind device retire D`):")
+            for device in others { print("  \(device.deviceID.uuidString.lowercased())  \(device.name)") }
         }
         let steps: [OwnerStolenDeviceRecovery.Step]
         do {
