@@ -73,4 +73,46 @@ struct OwnerRotationTests {
             }
         }
     }
+
+    @Test("the owner's own other agent, given the new identity keys, rotates too and acks")
+    func theOwnersOwnAgentRotatesOnceItHasTheNewKeys() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let plaintexts = (1...5).map { "growth chart \($0)" }
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: plaintexts)
+            let phone = try await AgentTestKit.enrol(owner, on: service, name: "owner-phone")
+            let laptop = try await AgentTestKit.enrol(owner, on: service, name: "owner-laptop")
+            let tablet = try await AgentTestKit.enrol(owner, on: service, name: "owner-tablet")
+            defer { for device in [phone, laptop, tablet] { device.directory.remove() } }
+
+            // The phone is stolen: retired from the laptop, whose agent rotates the identity keys and
+            // hands them to the tablet (`rescind-agent rotate-identity`, `update-identity --bundle`).
+            try await laptop.session.client.retireDevice(phone.deviceID)
+            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration)
+            let update = laptop.directory.file("keys.update")
+            try await KeystoreRotation.writeIdentityUpdate(to: update, passphrase: "one-time", configuration: laptop.configuration)
+            #expect(try await KeystoreRotation.importIdentityUpdate(at: update, passphrase: "one-time", configuration: tablet.configuration) == 2)
+
+            let tabletAgent = RunningAgent(try await tablet.open())
+            try await AgentTestKit.eventually("initial sync") {
+                try await tabletAgent.agent.status().familyMembers.first?.records == plaintexts.count
+            }
+            let rotated = try await DeviceIdentity.session(configuration: laptop.configuration)
+            var plan = OwnerStolenDeviceRecovery(deviceID: phone.deviceID, reason: "phone stolen")
+            let steps = try await rotated.advance(&plan) { _ in }
+            guard case .rotated(member.id, 2, plaintexts.count, let eventID)? = steps.first, steps.count == 1 else {
+                Issue.record("\(steps)")
+                await tabletAgent.stop()
+                return
+            }
+            try await AgentTestKit.eventually("rotation on the owner's tablet") {
+                try await tabletAgent.agent.status().familyMembers.first?.fmkVersion == 2
+            }
+            #expect(try await tabletAgent.agent.plaintexts(of: member.id) == member.records)
+            try await AgentTestKit.eventually("ack published") { try await tabletAgent.agent.status().owedAcks == 0 }
+            await tabletAgent.stop()
+            let acks = try await AgentTestKit.acks(service, from: tablet, atLeast: 1)
+            #expect(acks.map(\.outcome) == [.applied] && acks.first?.eventID == eventID && acks.first?.fmkVersion == 2)
+        }
+    }
 }
