@@ -113,7 +113,7 @@ import Testing
             var swapped = stored.statement
             swapped.signerIdentityKey = Data(stolenKeys.identityKey.publicKey.rawRepresentation)
             let signedBySteal = try phone.signStatement(swapped, with: stolenKeys.identityKey)
-            try await service.withConnection { connection in
+            _ = try await service.withConnection { connection in
                 try await connection.execute(
                     """
                     UPDATE key_statements SET body = \(try CanonicalJSON.encode(swapped)), signature = \(signedBySteal.signature),
@@ -127,6 +127,7 @@ import Testing
             } catch let error as KeyHistoryError {
                 #expect(error.code == .unknownSigner, "\(error)")
             }
+            #expect(home.adultB.keyHistory.entry(liam) == nil, "nothing of the refused history kept")
         }
     }
 
