@@ -26,6 +26,7 @@ struct Rescind: AsyncParsableCommand {
             GrantCommand.self,
             InviteCommand.self,
             RevokeCommand.self,
+            RotateCommand.self,
             DevicesCommand.self,
             AccessLogCommand.self,
             RevocationStatusCommand.self,

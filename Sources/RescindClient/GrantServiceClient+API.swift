@@ -159,6 +159,11 @@ extension GrantServiceClient {
         try await send(.post, "v1/family-members/\(familyMemberID)/revocations", body: request)
     }
 
+    /// Begins a rotation that revokes nobody (continued as a revocation: upload, commit, abandon).
+    public func beginRotation(_ familyMemberID: UUID, _ request: BeginRotationRequest) async throws -> RevocationResponse {
+        try await send(.post, "v1/family-members/\(familyMemberID)/rotations", body: request)
+    }
+
     public func beginUserRevocation(_ userID: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
         try await send(.post, "v1/users/\(userID)/revocations", body: request, as: RevocationList.self).revocations
     }

@@ -87,12 +87,13 @@ extension UserSession {
 
     // MARK: Making statements
 
-    /// The `revoke` statement for a begun revocation's commit with these new grants.
+    /// The `revoke` statement for a begun revocation's commit with these new grants (`rotate` for a
+    /// rotation that revokes nobody).
     func revokeStatement(
         _ revocation: RevocationResponse, grants: [NewGrant], newFMK: SecretKey, after entry: KeyHistoryStore.Entry
     ) throws -> SignedKeyStatement {
         try nextStatement(
-            after: entry, kind: .revoke, holders: grants.map { holder(for: $0) }, fmkVersion: revocation.newFMKVersion,
+            after: entry, kind: revocation.revokedUserID == nil ? .rotate : .revoke, holders: grants.map { holder(for: $0) }, fmkVersion: revocation.newFMKVersion,
             commitment: Data(FMKCommitment.commit(
                 newFMK, familyMemberID: revocation.familyMemberID, version: UInt32(revocation.newFMKVersion))),
             revokedUserID: revocation.revokedUserID)

@@ -89,6 +89,8 @@ import Testing
         _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)
         try await adultB.adoptOwnership(emma)
         _ = try await adultB.revokeEverywhere(user: adultA.keys.userID, reason: "stolen phone")
+        // B's own phone stolen: a rotation that revokes nobody.
+        _ = try await adultB.rotate(emma, reason: "owner's phone stolen")
 
         // C's identity keys rotated.
         _ = try await adultC.registerRotation(to: .generate(userID: adultC.keys.userID), currentGeneration: 1)

@@ -297,7 +297,11 @@ import Testing
 
             // The migration, on the populated schema.
             let migrator = PostgresMigrator(directory: migrations, schema: service.schema, logger: Logger(label: "test.migrate"))
-            #expect(try await service.withConnection { try await migrator.migrate(on: $0) } == ["0014_record_bodies.sql"])
+            // 0014 and every later migration (0016's rotations among them) on the populated 0013 schema.
+            let pending = try FileManager.default.contentsOfDirectory(atPath: migrations.path)
+                .filter { $0.hasSuffix(".sql") && $0 >= "0014" }.sorted()
+            #expect(pending.first == "0014_record_bodies.sql")
+            #expect(try await service.withConnection { try await migrator.migrate(on: $0) } == pending)
             var counts = try await Self.counts(service)
             #expect(counts.records == 20 && counts.staged == 20 && counts.bodies == 40 && counts.garbage == 0)
             #expect(try await service.count(

@@ -21,8 +21,10 @@ extension InboundMessageHandler {
             event.familyMemberID, owner: event.ownerUserID, key: event.ownerAgreementPublicKey, since: event.occurredAt,
             on: connection)
         _ = try await tracker.track(event, on: connection)
+        // A rotation that revokes nobody (the owner's stolen device) is logged as such.
+        let eventType = event.revokedUserID == nil ? "fmk_rotated" : "access_revoked"
         let details = AuditDetails(
-            eventType: "access_revoked", eventID: event.eventID, familyMemberID: event.familyMemberID,
+            eventType: eventType, eventID: event.eventID, familyMemberID: event.familyMemberID,
             actorUserID: event.revokedByUserID, targetUserID: event.revokedUserID, fmkVersion: event.newFMKVersion,
             reason: event.reason, recordsReEncrypted: event.recordsReencrypted,
             devicesAffected: event.expectedDevices.map {
@@ -31,7 +33,7 @@ extension InboundMessageHandler {
             durationMs: event.clientDurationMs)
         try await append(
             .init(
-                familyMemberID: event.familyMemberID, eventType: "access_revoked", actorUserID: event.revokedByUserID,
+                familyMemberID: event.familyMemberID, eventType: eventType, actorUserID: event.revokedByUserID,
                 targetUserID: event.revokedUserID, details: details, occurredAt: event.occurredAt,
                 sourceID: event.eventID, owner: owner),
             on: connection, into: &conclusions)

@@ -8,7 +8,7 @@ struct RevocationRecord: Sendable {
     var eventID: UUID
     var familyMemberID: UUID
     var owner: X25519.PublicKey
-    var revokedUserID: UUID
+    var revokedUserID: UUID?
     var revokedByUserID: UUID
     var newFMKVersion: Int
     var committedAt: Date
@@ -24,7 +24,7 @@ struct RevocationRecord: Sendable {
             """)
         guard let row = rows.first else { return nil }
         let (familyMemberID, owner, revoked, revokedBy, version, committedAt, deadlineAt, completedAt) = try row.decode(
-            UUID.self, [UInt8].self, UUID.self, UUID.self, Int.self, Date.self, Date.self, Date?.self)
+            UUID.self, [UInt8].self, UUID?.self, UUID.self, Int.self, Date.self, Date.self, Date?.self)
         return RevocationRecord(
             eventID: eventID, familyMemberID: familyMemberID, owner: try X25519.PublicKey(rawRepresentation: owner),
             revokedUserID: revoked, revokedByUserID: revokedBy, newFMKVersion: version, committedAt: committedAt,
@@ -60,7 +60,7 @@ struct RevocationRecord: Sendable {
         for row in rows {
             let (eventID, familyMemberID, revoked, revokedBy, version, records, committedAt, deadlineAt, completedAt, took) =
                 try row.decode(
-                    UUID.self, UUID.self, UUID.self, UUID.self, Int.self, Int.self, Date.self, Date.self, Date?.self,
+                    UUID.self, UUID.self, UUID?.self, UUID.self, Int.self, Int.self, Date.self, Date.self, Date?.self,
                     Int?.self)
             let history = try await Self.history(of: eventID, committedAt: committedAt, on: connection)
             let devices = try await connection.query(

@@ -4,7 +4,8 @@ import RescindObservability
 import RescindProtocol
 import RescindServiceSupport
 
-/// Begin → upload batches → commit (or abandon), and the stolen-device variant.
+/// Begin → upload batches → commit (or abandon), the stolen-device variant, and the rotation that
+/// revokes nobody (the owner's stolen device), continued by the same upload, commit and abandon.
 struct RevocationController {
     let revocations: RevocationStore
     let maxUploadBytes: Int
@@ -14,6 +15,7 @@ struct RevocationController {
         group.get("family-members/:familyMemberID/revocation-preview", use: preview)
         group.post("family-members/:familyMemberID/revocations", use: begin)
         group.post("users/:userID/revocations", use: beginForUser)
+        group.post("family-members/:familyMemberID/rotations", use: beginRotation)
         // A child group of its own: middleware added to `group` itself would also apply
         // to every route registered on it afterwards (commit, abandon).
         group.group().add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
@@ -43,6 +45,13 @@ struct RevocationController {
         let body = try await request.decode(as: BeginUserRevocationRequest.self, context: context)
         let list = try await revocations.beginForUser(try context.uuidParameter("userID"), by: caller.userID, body)
         return EditedResponse(status: .created, response: RevocationList(revocations: list))
+    }
+
+    @Sendable func beginRotation(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<RevocationResponse> {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: BeginRotationRequest.self, context: context)
+        return EditedResponse(
+            status: .created, response: try await revocations.beginRotation(try context.familyMemberID(), by: caller.userID, body))
     }
 
     @Sendable func upload(_ request: Request, context: GrantRequestContext) async throws -> UploadBatchResponse {

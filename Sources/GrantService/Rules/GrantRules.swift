@@ -50,15 +50,19 @@ enum GrantRules {
     /// the revoked user, nobody left out, nobody added; each well-formed, and self-wrapped only for
     /// the owner. (That each ecdh copy names the grantee's current key is checked against the
     /// database by the store.)
+    /// A rotation (`revokedUserID` nil) re-wraps it for every active grantee.
     static func checkNewGrants(
-        _ grants: [NewGrant], activeGrantees: Set<UUID>, revokedUserID: UUID, ownerUserID: UUID
+        _ grants: [NewGrant], activeGrantees: Set<UUID>, revokedUserID: UUID?, ownerUserID: UUID
     ) throws(RuleViolation) {
-        guard activeGrantees.contains(revokedUserID) else { throw .refused("not_a_grantee", "this user no longer has access") }
         let named = grants.map(\.granteeUserID)
-        guard !named.contains(revokedUserID) else {
-            throw .refused("grant_for_revoked_user", "the new FMK must not be wrapped for the revoked user")
+        if let revokedUserID {
+            guard activeGrantees.contains(revokedUserID) else { throw .refused("not_a_grantee", "this user no longer has access") }
+            guard !named.contains(revokedUserID) else {
+                throw .refused("grant_for_revoked_user", "the new FMK must not be wrapped for the revoked user")
+            }
         }
-        guard Set(named).count == named.count, Set(named) == activeGrantees.subtracting([revokedUserID]) else {
+        let remaining = revokedUserID.map { activeGrantees.subtracting([$0]) } ?? activeGrantees
+        guard Set(named).count == named.count, Set(named) == remaining else {
             throw .refused("grants_mismatch", "the commit must carry one new wrapped FMK for each remaining grantee, and no other")
         }
         for grant in grants {

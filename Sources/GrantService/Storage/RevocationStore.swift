@@ -44,11 +44,24 @@ struct RevocationStore: Sendable {
         }
     }
 
+    /// The owner's stolen device: a rotation that revokes nobody. The same staging, upload and
+    /// commit as a revocation with no revoked user: a new FMK for exactly the users who hold the
+    /// current one, every record re-encrypted, every holder's agent devices told to rotate.
+    func beginRotation(_ familyMemberID: UUID, by owner: UUID, _ request: BeginRotationRequest) async throws -> RevocationResponse {
+        try GrantRules.checkReason(request.reason)
+        return try await pool.transaction { connection in
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+            try access.requireOwner()
+            return try await begin(access, revoking: nil, reason: request.reason, by: owner, on: connection)
+        }
+    }
+
+    /// `revokedUserID` nil: a rotation that revokes nobody.
     private func begin(
-        _ access: FamilyMemberAccess, revoking revokedUserID: UUID, reason: String?, by owner: UUID,
+        _ access: FamilyMemberAccess, revoking revokedUserID: UUID?, reason: String?, by owner: UUID,
         on connection: PostgresConnection
     ) async throws -> RevocationResponse {
-        try await checkRevocable(revokedUserID, from: access, on: connection)
+        if let revokedUserID { try await checkRevocable(revokedUserID, from: access, on: connection) }
         let recordIDs = try await connection.query(
             "SELECT record_id FROM records WHERE family_member_id = \(access.familyMemberID) ORDER BY record_id"
         ).map { try $0.decode(UUID.self, column: 0) }
@@ -71,7 +84,7 @@ struct RevocationStore: Sendable {
             SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key, u.identity_generation
             FROM access_grants g JOIN users u ON u.user_id = g.grantee_user_id
             WHERE g.family_member_id = \(access.familyMemberID) AND g.revoked_at IS NULL
-              AND g.grantee_user_id <> \(revokedUserID)
+              AND g.grantee_user_id IS DISTINCT FROM \(revokedUserID)::uuid
             ORDER BY u.user_id
             """
         ).map(IdentityStore.decodeUser)
@@ -218,12 +231,14 @@ struct RevocationStore: Sendable {
             try await connection.execute("SET LOCAL enable_nestloop = on")
             try GrantRules.checkAllSwapped(swapped: swapped, of: recordCount)
 
-            try await connection.execute(
-                """
-                UPDATE access_grants SET revoked_at = now(), wrapped_fmk = NULL
-                WHERE family_member_id = \(staging.familyMemberID) AND grantee_user_id = \(staging.revokedUserID)
-                  AND revoked_at IS NULL
-                """)
+            if let revokedUserID = staging.revokedUserID {
+                try await connection.execute(
+                    """
+                    UPDATE access_grants SET revoked_at = now(), wrapped_fmk = NULL
+                    WHERE family_member_id = \(staging.familyMemberID) AND grantee_user_id = \(revokedUserID)
+                      AND revoked_at IS NULL
+                    """)
+            }
             let ownerKey = try await families.agreementKey(of: owner, on: connection)!
             for grant in request.grants {
                 try await connection.execute(
@@ -242,7 +257,8 @@ struct RevocationStore: Sendable {
                 WHERE family_member_id = \(staging.familyMemberID)
                 """)
             try await KeyStatementStore.record(
-                request.statement, kind: .revoke, familyMemberID: staging.familyMemberID, caller: owner,
+                request.statement, kind: staging.revokedUserID == nil ? .rotate : .revoke,
+                familyMemberID: staging.familyMemberID, caller: owner,
                 changed: Dictionary(uniqueKeysWithValues: request.grants.map { ($0.granteeUserID, $0.wrappedFMK) }),
                 revokedUserID: staging.revokedUserID, on: connection)
 
@@ -274,10 +290,13 @@ struct RevocationStore: Sendable {
             }
             // Issue 17, item 4: what the revoked user's devices could hold, sealed to the owner. Before
             // the staging area goes: it keeps each record's change sequence from before the swap.
-            try await RevocationExposureStore.snapshot(
-                eventID: eventID, familyMemberID: staging.familyMemberID, revocationID: revocationID,
-                revokedUserID: staging.revokedUserID, owner: owner, fromFMKVersion: staging.fromFMKVersion,
-                newFMKVersion: newVersion, committedAt: occurredAt, on: connection)
+            // A rotation revokes nobody: no exposure report (the stolen device's is `device list`'s).
+            if let revokedUserID = staging.revokedUserID {
+                try await RevocationExposureStore.snapshot(
+                    eventID: eventID, familyMemberID: staging.familyMemberID, revocationID: revocationID,
+                    revokedUserID: revokedUserID, owner: owner, fromFMKVersion: staging.fromFMKVersion,
+                    newFMKVersion: newVersion, committedAt: occurredAt, on: connection)
+            }
             // Staged bodies of records deleted since they were downloaded were not swapped in.
             if staging.stagedCount > swapped {
                 try await connection.execute(
@@ -343,18 +362,19 @@ struct RevocationStore: Sendable {
         }
     }
 
-    /// Active agent devices of everyone who kept access rotate; those of the revoked user erase.
-    /// Interactive devices (`DeviceRole`) keep no cache and read nothing after the commit:
-    /// they are not expected to answer. The commit and the preview both choose devices here.
+    /// Active agent devices of everyone who kept access rotate; those of the revoked user erase
+    /// (a rotation, `revokedUserID` nil: every holder's rotate). Interactive devices (`DeviceRole`)
+    /// keep no cache and read nothing after the commit: they are not expected to answer. The commit
+    /// and the preview both choose devices here.
     private func expectedDevices(
-        _ familyMemberID: UUID, revoking revokedUserID: UUID, on connection: PostgresConnection
+        _ familyMemberID: UUID, revoking revokedUserID: UUID?, on connection: PostgresConnection
     ) async throws -> [(device: RevocationEvent.ExpectedDevice, name: String, userDisplayName: String)] {
         try await connection.query(
             """
             SELECT DISTINCT d.device_id, d.user_id, d.signing_public_key, d.name, u.display_name
             FROM devices d JOIN access_grants g ON g.grantee_user_id = d.user_id JOIN users u ON u.user_id = d.user_id
             WHERE g.family_member_id = \(familyMemberID) AND d.retired_at IS NULL AND d.role = 'agent'
-              AND (g.revoked_at IS NULL OR g.grantee_user_id = \(revokedUserID))
+              AND (g.revoked_at IS NULL OR g.grantee_user_id = \(revokedUserID)::uuid)
             ORDER BY d.user_id, d.device_id
             """
         ).map { row in
@@ -380,7 +400,8 @@ struct RevocationStore: Sendable {
 /// A revocation in progress, as stored.
 private struct Staging {
     let familyMemberID: UUID
-    let revokedUserID: UUID
+    /// Nil for a rotation that revokes nobody.
+    let revokedUserID: UUID?
     let fromFMKVersion: Int
     let reason: String?
     /// The family member's highest change sequence when the revocation began.
@@ -404,7 +425,7 @@ private struct Staging {
             """)
         try GrantRules.checkContinues(startedBy: try rows.first?.decode(UUID.self, column: 4), caller: userID)
         let (familyMemberID, revoked, from, reason, _, beginChangeSeq, stagedCount) = try rows.first!.decode(
-            UUID.self, UUID.self, Int.self, String?.self, UUID.self, Int64.self, Int.self)
+            UUID.self, UUID?.self, Int.self, String?.self, UUID.self, Int64.self, Int.self)
         return Staging(
             familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
             beginChangeSeq: beginChangeSeq, stagedCount: stagedCount)

@@ -25,7 +25,8 @@ struct MessageLine {
         switch schema {
         case RevocationEvent.schema:
             return describe(RevocationEvent.self) {
-                "revocation of user \(short($0.revokedUserID)) from \(short($0.familyMemberID)) → FMK v\($0.newFMKVersion), "
+                ($0.revokedUserID.map { "revocation of user \(short($0))" } ?? "rotation (nobody revoked)")
+                    + " from \(short($0.familyMemberID)) → FMK v\($0.newFMKVersion), "
                     + "\($0.recordsReencrypted) records, \($0.expectedDevices.count) devices"
             }
         case AccessEvent.schema:

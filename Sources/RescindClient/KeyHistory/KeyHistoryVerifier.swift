@@ -123,7 +123,7 @@ public enum KeyHistoryVerifier {
             }
             let expectedVersion: Int? = switch statement.kind {
             case .create: nil
-            case .revoke: previous.fmkVersion + 1
+            case .revoke, .rotate: previous.fmkVersion + 1
             default: previous.fmkVersion
             }
             guard statement.fmkVersion == expectedVersion else {
@@ -134,6 +134,12 @@ public enum KeyHistoryVerifier {
             }
             guard signed.hasValidSignature() else {
                 throw fail(.badSignature, statement.seq, "statement \(statement.seq)'s signature does not verify")
+            }
+            // A rotation revokes nobody and adds nobody: exactly the holders of the version before.
+            if statement.kind == .rotate,
+                Set(statement.holders.map(\.userID)) != Set(previous.head.statement.holders.map(\.userID))
+            {
+                throw fail(.malformed, statement.seq, "statement \(statement.seq) (rotate) names other holders than the version before")
             }
             var next = previous
             next.head = signed

@@ -264,7 +264,7 @@ struct DemoStory: Sendable {
         timeline.section("Summary")
         for status in statuses {
             let devices = status.devices.map { "\(timeline.nameOf($0.deviceID)): \($0.state)\($0.late ? " (late)" : "")" }
-            print("  \(timeline.nameOf(status.familyMemberID)) v\(status.newFMKVersion): revoked \(timeline.nameOf(status.revokedUserID)); "
+            print("  \(timeline.nameOf(status.familyMemberID)) v\(status.newFMKVersion): \(status.revokedUserID.map { "revoked \(timeline.nameOf($0))" } ?? "rotated"); "
                 + "commit → last ack \(status.commitToLastAckMs.map { "\($0) ms" } ?? "—")")
             print("      " + devices.joined(separator: "; "))
         }

@@ -11,7 +11,7 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     /// Position in the family member's chain, from 1.
     public var seq: Int64
     /// `family_member_created`, `access_granted`, `access_regranted`, `ownership_transferred`,
-    /// `revoked_grants_purged`, `access_revoked`, `revocation_completed`, `ack_failed`, `ack_overdue`,
+    /// `revoked_grants_purged`, `access_revoked`, `fmk_rotated` (a rotation that revoked nobody), `revocation_completed`, `ack_failed`, `ack_overdue`,
     /// `key_chain_violation`.
     public var eventType: String
     public var actorUserID: UUID
@@ -278,7 +278,8 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
 
     public var eventID: UUID
     public var familyMemberID: UUID
-    public var revokedUserID: UUID
+    /// Nil for a rotation that revoked nobody.
+    public var revokedUserID: UUID?
     public var revokedByUserID: UUID
     public var newFMKVersion: Int
     public var recordsReencrypted: Int
@@ -289,7 +290,7 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
     public var devices: [Device]
 
     public init(
-        eventID: UUID, familyMemberID: UUID, revokedUserID: UUID, revokedByUserID: UUID, newFMKVersion: Int,
+        eventID: UUID, familyMemberID: UUID, revokedUserID: UUID?, revokedByUserID: UUID, newFMKVersion: Int,
         recordsReencrypted: Int, committedAt: Date, deadlineAt: Date, completedAt: Date?, commitToLastAckMs: Int?,
         devices: [Device]
     ) {

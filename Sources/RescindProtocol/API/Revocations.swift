@@ -29,18 +29,33 @@ public struct BeginUserRevocationRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// Starts a rotation that revokes nobody: a new FMK for the same holders, every record
+/// re-encrypted (the owner's stolen device held the old FMK). Continued as a revocation.
+public struct BeginRotationRequest: Codable, Sendable, Equatable {
+    public var reason: String?
+
+    public init(reason: String? = nil) {
+        self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case reason
+    }
+}
+
 /// A revocation in progress: what to re-encrypt, and whom to re-wrap the new FMK for.
 public struct RevocationResponse: Codable, Sendable, Equatable {
     public var revocationID: UUID
     public var familyMemberID: UUID
-    public var revokedUserID: UUID
+    /// Nil for a rotation that revokes nobody (`remainingGrantees` is then every holder).
+    public var revokedUserID: UUID?
     public var fromFMKVersion: Int
     public var newFMKVersion: Int
     public var recordIDs: [UUID]
     public var remainingGrantees: [UserResponse]
     public var expiresAt: Date
 
-    public init(revocationID: UUID, familyMemberID: UUID, revokedUserID: UUID, fromFMKVersion: Int, newFMKVersion: Int, recordIDs: [UUID], remainingGrantees: [UserResponse], expiresAt: Date) {
+    public init(revocationID: UUID, familyMemberID: UUID, revokedUserID: UUID?, fromFMKVersion: Int, newFMKVersion: Int, recordIDs: [UUID], remainingGrantees: [UserResponse], expiresAt: Date) {
         self.revocationID = revocationID
         self.familyMemberID = familyMemberID
         self.revokedUserID = revokedUserID

@@ -6,7 +6,7 @@ import Foundation
 /// The grant service stores and serves the chain but holds no owner key, so it cannot make one;
 /// every client and agent verifies the chain up to the version it was handed (`KeyHistoryVerifier`).
 /// `seq` counts statements from 1 per family member (several can share one FMK version:
-/// `grant`, `transfer`, `adopt`, `rekey` keep it; `revoke` moves it one up; `create` is v1).
+/// `grant`, `transfer`, `adopt`, `rekey` keep it; `revoke` and `rotate` move it one up; `create` is v1).
 public struct KeyStatement: Codable, Sendable, Equatable {
     public static let schema = "rescind.key_statement.v1"
 
@@ -17,6 +17,9 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         case grant
         /// Version + 1, everyone who keeps access re-wrapped, `revoked_user_id` left out.
         case revoke
+        /// Version + 1 revoking nobody: exactly the holders of the version before, each re-wrapped
+        /// (the owner's stolen device held the old FMK; every record is re-encrypted under the new one).
+        case rotate
         /// The owner names `new_owner` (user and identity key): later statements are that key's.
         case transfer
         /// A new owner's own self-wrapped copy replaces the one it was granted (signed by it).

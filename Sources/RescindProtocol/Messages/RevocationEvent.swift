@@ -32,7 +32,9 @@ public struct RevocationEvent: Codable, Sendable, Equatable {
     public var ownerUserID: UUID
     /// The owner's X25519 key: audit details are sealed to it, so only the owner reads them.
     public var ownerAgreementPublicKey: Data
-    public var revokedUserID: UUID
+    /// Nil for a rotation that revokes nobody (`POST /v1/family-members/{id}/rotations`): every
+    /// expected device rotates.
+    public var revokedUserID: UUID?
     public var revokedByUserID: UUID
     public var newFMKVersion: Int
     public var recordsReencrypted: Int
@@ -44,7 +46,7 @@ public struct RevocationEvent: Codable, Sendable, Equatable {
 
     public init(
         eventID: UUID, familyMemberID: UUID, ownerUserID: UUID, ownerAgreementPublicKey: Data,
-        revokedUserID: UUID, revokedByUserID: UUID, newFMKVersion: Int, recordsReencrypted: Int,
+        revokedUserID: UUID?, revokedByUserID: UUID, newFMKVersion: Int, recordsReencrypted: Int,
         reason: String?, clientDurationMs: Int?, occurredAt: Date, expectedDevices: [ExpectedDevice]
     ) {
         self.eventID = eventID

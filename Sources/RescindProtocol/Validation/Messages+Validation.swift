@@ -18,6 +18,10 @@ extension RevocationEvent: BoundaryValidated {
         for device in expectedDevices {
             try FieldCheck("expected_devices.").bytes(device.signingPublicKey, "signing_public_key", count: 32)
         }
+        // A rotation revokes nobody: no device of it erases.
+        if revokedUserID == nil, expectedDevices.contains(where: { $0.action == .secureDeletion }) {
+            throw .invalidField("expected_devices")
+        }
     }
 }
 
