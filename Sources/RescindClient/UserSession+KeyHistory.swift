@@ -39,7 +39,7 @@ extension UserSession {
                 myAgreementFingerprint: KeyStatement.fingerprint(ofAgreementKey: Data(keys.agreementKey.publicKey.rawRepresentation)),
                 registeredOwnerKey: { owner in try await registeredIdentityKey(of: owner) },
                 unwrap: { try unwrap($0) })
-            if accepted.entry != cached { try keyHistory.update(familyMemberID, accepted.entry) }
+            if accepted.entry != cached { try await keyHistory.update(familyMemberID, accepted.entry) }
             return VerifiedKey(wrapped: wrapped, fmk: accepted.fmk, entry: accepted.entry)
         } catch let error as KeyHistoryError {
             await report(error, offeredVersion: wrapped.fmkVersion, verifiedSeq: cached?.seq ?? 0)
@@ -61,7 +61,7 @@ extension UserSession {
                         "the owner's registered identity key is not the key its history was signed with")
                 }
             }
-            if entry != cached { try keyHistory.update(familyMemberID, entry) }
+            if entry != cached { try await keyHistory.update(familyMemberID, entry) }
             return entry
         } catch let error as KeyHistoryError {
             await report(error, offeredVersion: nil, verifiedSeq: cached?.seq ?? 0)

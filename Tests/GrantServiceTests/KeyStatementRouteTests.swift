@@ -78,7 +78,7 @@ import Testing
             let path = directory.appendingPathComponent(KeyHistoryStore.fileName).path
             let store = try KeyHistoryStore(path: path)
             let verified = try await adultA.verify(try await adultA.client.wrappedKey(emma))
-            try store.update(emma, verified.entry)
+            try await store.update(emma, verified.entry)
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(try KeyHistoryStore(path: path).entry(emma) == verified.entry)

@@ -34,9 +34,11 @@ struct AckPublisherService: Service {
             let base = configuration.retryInterval
             var delay = base
             while !Task.isCancelled {
-                if try await Self.publishOwed(producer, engine: engine) {
+                let pass = try await Self.publishOwed(producer, engine: engine)
+                if pass.delivered {
                     delay = base
-                    try await engine.acksOwed.wait(upTo: .seconds(1))
+                    // A held receipt is due at the latest when its hold ends.
+                    try await engine.acksOwed.wait(upTo: min(.seconds(1), pass.heldFor ?? .seconds(1)))
                 } else {
                     try await Task.sleep(for: delay)
                     delay = min(delay * 2, configuration.selfHealInterval)
@@ -45,14 +47,16 @@ struct AckPublisherService: Service {
         }
     }
 
-    /// Sends every owed ack and receipt, in the order they were recorded; `false` when some
-    /// could not be delivered.
-    private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> Bool {
-        guard engine.faults.publishAcks else { return true }
-        let owed = try await engine.store.owedMessages()
+    /// Sends every owed ack and receipt, in the order they were recorded, except the `delivered`
+    /// receipts of commands still pending, held for `receiptHold` so that they go in one batch
+    /// with their acks (`AgentStore.sendableMessages`). `delivered` false when some could not be
+    /// delivered; `heldFor`: when the first held receipt is due.
+    private static func publishOwed(_ producer: KafkaProducer, engine: AgentEngine) async throws -> (delivered: Bool, heldFor: Duration?) {
+        guard engine.faults.publishAcks else { return (true, nil) }
+        let (owed, heldFor) = try await engine.store.sendableMessages(holdingReceipts: engine.configuration.receiptHold)
         let owedAcks = owed.count(where: { !$0.isReceipt })
         engine.metrics.acksOwed(owedAcks)
-        guard !owed.isEmpty else { return true }
+        guard !owed.isEmpty else { return (true, heldFor) }
         let key = Data(engine.deviceID.text.utf8)
         let results = await producer.send(
             owed.map { KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: $0.message) })
@@ -74,8 +78,8 @@ struct AckPublisherService: Service {
         }
         if delivered.count < owed.count {
             engine.logger.warning("acks not acknowledged by the broker; will retry", metadata: [LogKey.acks: "\(owed.count - delivered.count)"])
-            return false
+            return (false, heldFor)
         }
-        return true
+        return (true, heldFor)
     }
 }

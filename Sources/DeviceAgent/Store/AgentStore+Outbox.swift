@@ -21,6 +21,40 @@ extension AgentStore {
         try await owed(receipts: true, limit: limit)
     }
 
+    /// What the ack publisher sends now: everything owed, in the order it was recorded, except
+    /// `delivered` receipts younger than `hold` whose command is still pending in the inbox (they
+    /// go with its ack, in the same batch, or alone once `hold` has passed); `heldFor` is how
+    /// long until the first held one is due (`nil`: none held). A receipt of a sealed command
+    /// (`not_now`, not in the inbox) is never held.
+    func sendableMessages(holdingReceipts hold: Duration, limit: Int = 100) async throws -> (owed: [OwedAck], heldFor: Duration?) {
+        let holdSeconds = Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18
+        guard holdSeconds > 0 else { return (try await owedMessages(limit: limit), nil) }
+        return try await read { db in
+            let now = Date().timeIntervalSince1970
+            let held = """
+                kind = 'receipt' AND created_at > ?
+                AND EXISTS (SELECT 1 FROM commands c WHERE c.command_id = ack_outbox.command_id AND c.state = 'pending')
+                """
+            let owed = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT ack_id, message, kind FROM ack_outbox WHERE sent_at IS NULL AND NOT (\(held))
+                    ORDER BY created_at, rowid LIMIT ?
+                    """,
+                arguments: [now - holdSeconds, limit]
+            ).compactMap(Self.owedAck(_:))
+            let firstHeld = try Double.fetchOne(
+                db, sql: "SELECT min(created_at) FROM ack_outbox WHERE sent_at IS NULL AND \(held)", arguments: [now - holdSeconds])
+            return (owed, firstHeld.map { .milliseconds(max(1, Int((($0 + holdSeconds) - now) * 1000))) })
+        }
+    }
+
+    private static func owedAck(_ row: Row) -> OwedAck? {
+        UUID(uuidString: row["ack_id"]).map {
+            OwedAck(ackID: $0, message: row["message"], isReceipt: (row["kind"] as String) == "receipt")
+        }
+    }
+
     private func owed(receipts: Bool, limit: Int) async throws -> [OwedAck] {
         try await read { db in
             try Row.fetchAll(
@@ -30,11 +64,7 @@ extension AgentStore {
                     ORDER BY created_at, rowid LIMIT ?
                     """,
                 arguments: [receipts, limit]
-            ).compactMap { row in
-                UUID(uuidString: row["ack_id"]).map {
-                    OwedAck(ackID: $0, message: row["message"], isReceipt: (row["kind"] as String) == "receipt")
-                }
-            }
+            ).compactMap(Self.owedAck(_:))
         }
     }
 

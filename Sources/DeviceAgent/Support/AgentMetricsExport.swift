@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import Prometheus
 import RescindClient
+import RescindCrypto
 import RescindObservability
 import ServiceLifecycle
 
@@ -29,16 +30,18 @@ struct MetricsFileService: Service {
         let (path, interval, render, engine) = (self.path, self.interval, self.render, self.engine)
         try await runUntilShutdown {
             while !Task.isCancelled {
-                Self.write(path: path, render: render, engine: engine)
+                await Self.write(path: path, render: render, engine: engine)
                 try await Task.sleep(for: interval)
             }
         }
-        Self.write(path: path, render: render, engine: engine)
+        await Self.write(path: path, render: render, engine: engine)
     }
 
-    private static func write(path: String, render: () -> [UInt8], engine: AgentEngine) {
+    /// Off the cooperative pool (`BlockingWork`): the write ends in an fsync, which on the pool
+    /// would hold one of its threads, and every task of the agent with it, while the disk flushes.
+    private static func write(path: String, render: @escaping @Sendable () -> [UInt8], engine: AgentEngine) async {
         do {
-            try SecureFiles.writeOwnerOnly(Data(render()), to: path)
+            try await BlockingWork.run { try SecureFiles.writeOwnerOnly(Data(render()), to: path) }
         } catch {
             engine.logger.warning("metrics file not written", metadata: [LogKey.error: "\(error)"])
         }

@@ -23,8 +23,10 @@ final class AgentFleet: Sendable {
     }
 
     /// The configuration every bench agent gets: the stack's addresses, a key file, a cheap
-    /// keystore, and `fetch.wait.max.ms` as given (the tuning this benchmark reports).
-    static func configuration(for identity: AgentIdentity, stack: BenchStack, fetchWaitMilliseconds: Int?) throws -> AgentConfiguration {
+    /// keystore, and `fetch.wait.max.ms` and the receipt hold as given (the tuning this benchmark reports).
+    static func configuration(
+        for identity: AgentIdentity, stack: BenchStack, fetchWaitMilliseconds: Int?, receiptHoldMilliseconds: Int? = nil
+    ) throws -> AgentConfiguration {
         let root = stack.workDirectory.appendingPathComponent("agents/\(identity.deviceID.uuidString.lowercased())")
         let keyFile = root.appendingPathComponent("storage.key").path
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -41,17 +43,21 @@ final class AgentFleet: Sendable {
         if let fetchWaitMilliseconds {
             configuration.kafka.consumerProperties["fetch.wait.max.ms"] = "\(fetchWaitMilliseconds)"
         }
+        if let receiptHoldMilliseconds { configuration.receiptHold = .milliseconds(receiptHoldMilliseconds) }
         return configuration
     }
 
     /// Enrols, opens, syncs (one self-heal pass each, a few at a time) and runs every device.
     static func start(
-        _ identities: [AgentIdentity], stack: BenchStack, fetchWaitMilliseconds: Int, logger: Logger
+        _ identities: [AgentIdentity], stack: BenchStack, fetchWaitMilliseconds: Int, receiptHoldMilliseconds: Int? = nil,
+        logger: Logger
     ) async throws -> AgentFleet {
         var members: [Member] = []
         do {
             for identity in identities {
-                let configuration = try configuration(for: identity, stack: stack, fetchWaitMilliseconds: fetchWaitMilliseconds)
+                let configuration = try configuration(
+                    for: identity, stack: stack, fetchWaitMilliseconds: fetchWaitMilliseconds,
+                    receiptHoldMilliseconds: receiptHoldMilliseconds)
                 try await DeviceEnrollment.install(
                     userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
                 let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)

@@ -27,7 +27,8 @@ enum FanOutBench {
     static func run(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
         report.begin(
             "3. Fan-out latency: commit → last device ack (\(options.recordsPerAgent) cached records per agent, "
-                + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds), \(options.brokerName))")
+                + "fetch.wait.max.ms = \(options.fetchWaitMilliseconds), receipt hold \(options.receiptHoldMilliseconds.map { "\($0) ms" } ?? "default"), "
+                + "\(options.brokerName))")
         let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
         do {
             for count in options.agentCounts {
@@ -75,7 +76,9 @@ enum FanOutBench {
         let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: options.recordsPerAgent, byteCount: options.recordBytes)
         for user in users.dropFirst() + [revoked] { try await owner.session.grant(seeded.familyMemberID, to: user.userID) }
         let (fleet, startup) = try await Timing.measure {
-            try await AgentFleet.start(identities, stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
+            try await AgentFleet.start(
+                identities, stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds,
+                receiptHoldMilliseconds: options.receiptHoldMilliseconds, logger: logger)
         }
         BenchReport.log("\(count) agents: enrolled and synced \(options.recordsPerAgent) records each in \(Format.duration(startup))")
         do {

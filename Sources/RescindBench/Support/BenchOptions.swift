@@ -27,6 +27,8 @@ struct BenchOptions: Sendable {
     var revocations = 20
     /// `fetch.wait.max.ms` of every consumer the bench creates (agents and its own tails).
     var fetchWaitMilliseconds = 25
+    /// The agents' `receiptHold` (`--receipt-hold-ms`, 0: receipts sent at once); `nil` keeps the agent's default.
+    var receiptHoldMilliseconds: Int?
     var sustainedWorkers = 8
     var sustainedRevocationsPerWorker = 20
     var smallFamilyMemberRecords = 50
@@ -52,7 +54,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
-                             [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N]
+                             [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
         \(FleetOptions.usage)
@@ -100,6 +102,9 @@ struct BenchOptions: Sendable {
             case "--agents": agentCounts = try integers(argument)
             case "--revocations": revocations = try integer(argument)
             case "--fetch-wait-ms": fetchWaitMilliseconds = try integer(argument)
+            case "--receipt-hold-ms":
+                guard let number = Int(try value(argument)), number >= 0 else { throw BenchError("\(argument) needs an integer ≥ 0") }
+                receiptHoldMilliseconds = number
             case "--outbox-events": outboxEvents = try integer(argument)
             case "--outbox-batch": outboxBatch = try integer(argument)
             case "--agent-memory-records": agentMemoryRecords = try integer(argument)
@@ -123,6 +128,6 @@ struct BenchOptions: Sendable {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
-            + "fetch-wait-ms=\(fetchWaitMilliseconds) outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
 }

@@ -92,6 +92,13 @@ public struct AgentConfiguration: Sendable {
     /// First retry delay after a transient failure (doubles up to `selfHealInterval`);
     /// `RESCIND_AGENT_RETRY_SECONDS`, default 2.
     public var retryInterval: Duration = .seconds(2)
+    /// How long the ack publisher holds a `delivered` receipt back while its command is still
+    /// pending, so that a quick command's receipt leaves in the same produce batch as its ack
+    /// (receipt first): one produce and one outbox write per command instead of two, neither
+    /// competing with the command's own work. Past it the receipt goes alone, so a command
+    /// that waits (grant service unreachable, locked) still shows `delivered` in the audit
+    /// service, that much later. Zero sends every receipt at once. Default 2 s.
+    public var receiptHold: Duration = .seconds(2)
     /// `RESCIND_AGENT_LOG_LEVEL` (trace … critical), default info.
     public var logLevel: String = "info"
     /// How long the agent process's graceful shutdown may take before it exits with

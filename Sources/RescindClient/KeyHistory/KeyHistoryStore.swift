@@ -1,4 +1,5 @@
 import Foundation
+import RescindCrypto
 import RescindProtocol
 
 /// What a client has verified of each family member's key history: the owner identity key it
@@ -61,8 +62,19 @@ public final class KeyHistoryStore: @unchecked Sendable {
         lock.withLock { contents.familyMembers[familyMemberID.uuidString.lowercased()] }
     }
 
-    /// Records a verified head; written to the file before it counts.
-    public func update(_ familyMemberID: UUID, _ entry: Entry) throws {
+    /// Records a verified head; written to the file (and synced) before it counts.
+    ///
+    /// The write and its `fsync` run off Swift's cooperative pool (`BlockingWork`): every
+    /// rotation of a device agent updates the head, and a sync on the pool held one of its
+    /// threads (as many as cores) and with it every other task of the process, each agent
+    /// of a benchmark's fleet, while the disk flushed the other agents' rotations
+    /// (BENCHMARKS.md, issue 19 item 3).
+    public func update(_ familyMemberID: UUID, _ entry: Entry) async throws {
+        guard path != nil else { return try store(familyMemberID, entry) }
+        try await BlockingWork.run { try self.store(familyMemberID, entry) }
+    }
+
+    private func store(_ familyMemberID: UUID, _ entry: Entry) throws {
         try lock.withLock {
             var next = contents
             next.familyMembers[familyMemberID.uuidString.lowercased()] = entry
