@@ -242,8 +242,9 @@ import Testing
     }
 
     /// `rescind-admin migrate` (the same `PostgresMigrator`) on a grant schema holding records and a
-    /// revocation in flight: every body moves to `record_bodies`, every record reads back through
-    /// the API as it was written, and the in-flight revocation commits.
+    /// revocation in flight: every body moves to `record_bodies`, the staged rows lose their foreign
+    /// key (0015, same run), every record reads back through the API as it was written, and the
+    /// in-flight revocation commits, its staged rows deleted with its staging.
     @Test func theMigrationMovesExistingBodies() async throws {
         let migrations = GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/grant")
         let before = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-0013-\(UUID().uuidString)")
@@ -297,7 +298,9 @@ import Testing
 
             // The migration, on the populated schema.
             let migrator = PostgresMigrator(directory: migrations, schema: service.schema, logger: Logger(label: "test.migrate"))
-            #expect(try await service.withConnection { try await migrator.migrate(on: $0) } == ["0014_record_bodies.sql"])
+            #expect(
+                try await service.withConnection { try await migrator.migrate(on: $0) }
+                    == ["0014_record_bodies.sql", "0015_revocation_write_path.sql"])
             var counts = try await Self.counts(service)
             #expect(counts.records == 20 && counts.staged == 20 && counts.bodies == 40 && counts.garbage == 0)
             #expect(try await service.count(
