@@ -150,20 +150,21 @@ extension UserSession {
     /// writes end when the revocation begins), so this bounds a busy family, not an attacker.
     public static let maximumCatchUps = 8
 
-    /// Batches in flight at once: while the service writes one, the next is on its way
-    /// (one at a time left the database, the network and this client each idle in turn).
+    /// Batches in flight at once by default: while the service writes one, the next is on its way
+    /// (one at a time left the database, the network and this client each idle in turn). Each
+    /// batch is its own request and transaction on its own pool connection, in any order.
     public static let uploadsInFlight = 2
 
-    /// Uploads the batches, `uploadsInFlight` at a time.
+    /// Uploads the batches, `uploadsInFlight` (this session's, at least one) at a time.
     /// - Returns: the number of records uploaded; `uploaded` hears the running total.
     func upload(
         _ batches: [BinaryRecords.UploadBatchWriter], of revocation: RevocationResponse, uploaded: (Int) -> Void
     ) async throws -> Int {
-        let client = client
+        let (client, limit) = (client, max(1, uploadsInFlight))
         return try await withThrowingTaskGroup(of: Int.self) { group in
             var (next, inFlight, done) = (0, 0, 0)
             repeat {
-                while inFlight < Self.uploadsInFlight, next < batches.count {
+                while inFlight < limit, next < batches.count {
                     let batch = batches[next]
                     group.addTask {
                         _ = try await client.uploadRevocationBatch(revocation.revocationID, batch)

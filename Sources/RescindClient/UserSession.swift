@@ -15,6 +15,8 @@ public struct UserSession: Sendable {
     public let keyHistory: KeyHistoryStore
     /// Where refused key histories are reported.
     public let violationReporter: any KeyChainViolationReporting
+    /// A revocation's upload batches in flight at once (default `UserSession.uploadsInFlight`).
+    public var uploadsInFlight: Int = UserSession.uploadsInFlight
 
     /// - Parameter tls: how the grant service is reached (default: HTTPS with the system's roots).
     /// - Parameter keyHistory: the verified key histories (default: a fresh in-memory store, so

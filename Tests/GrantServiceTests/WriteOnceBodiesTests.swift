@@ -242,8 +242,9 @@ import Testing
     }
 
     /// `rescind-admin migrate` (the same `PostgresMigrator`) on a grant schema holding records and a
-    /// revocation in flight: every body moves to `record_bodies`, every record reads back through
-    /// the API as it was written, and the in-flight revocation commits.
+    /// revocation in flight: every body moves to `record_bodies`, the staged rows lose their foreign
+    /// key (0015, same run), every record reads back through the API as it was written, and the
+    /// in-flight revocation commits, its staged rows deleted with its staging.
     @Test func theMigrationMovesExistingBodies() async throws {
         let migrations = GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/grant")
         let before = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-0013-\(UUID().uuidString)")
@@ -297,7 +298,7 @@ import Testing
 
             // The migration, on the populated schema.
             let migrator = PostgresMigrator(directory: migrations, schema: service.schema, logger: Logger(label: "test.migrate"))
-            // 0014 and every later migration (0016's rotations among them) on the populated 0013 schema.
+            // 0014 and every later migration (0015's write path and 0016's rotations among them) on the populated 0013 schema.
             let pending = try FileManager.default.contentsOfDirectory(atPath: migrations.path)
                 .filter { $0.hasSuffix(".sql") && $0 >= "0014" }.sorted()
             #expect(pending.first == "0014_record_bodies.sql")

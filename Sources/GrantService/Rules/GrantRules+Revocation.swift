@@ -28,6 +28,12 @@ extension GrantRules {
         }
     }
 
+    /// Another upload of a record in this batch, to the same revocation, committed while this one
+    /// ran (one batch sent twice at once): this one is rolled back; sending it again replaces the other.
+    static let uploadInFlight = RuleViolation(
+        kind: .conflict, code: "upload_in_flight",
+        message: "another upload of a record in this batch was staged while this one ran; send this batch again")
+
     /// Every record of an upload batch is the family member's (live or deleted).
     static func checkBatchOwned(batch: Int, owned: Int) throws(RuleViolation) {
         guard owned == batch else {

@@ -17,7 +17,6 @@ enum RecordBodies {
             """
             INSERT INTO record_body_garbage (body_id)
             SELECT body_id FROM staged_records WHERE staging_id = \(revocationID)
-            ON CONFLICT (body_id) DO NOTHING
             """)
     }
 
@@ -37,14 +36,18 @@ enum RecordBodies {
                 """
                 INSERT INTO record_body_garbage (body_id)
                 SELECT body_id FROM staged_records WHERE staging_id = ANY(\(ids))
-                ON CONFLICT (body_id) DO NOTHING
                 """)
+            // Their staged rows too (no cascade since migration 0015).
+            try await connection.execute("DELETE FROM staged_records WHERE staging_id = ANY(\(ids))")
             try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = ANY(\(ids))")
             return expired.count
         }
     }
 
-    /// Deletes the queued bodies, `collectBatch` per transaction, until the queue is empty.
+    /// Deletes the queued bodies, `collectBatch` per transaction, until the queue is empty. The
+    /// queue has no key (migration 0015: a revocation's commit queues every old body, and an index
+    /// on them cost more than the queueing): rows are taken by their physical position, and a
+    /// body queued twice is deleted once.
     /// A queued body that a record still names (which the write paths never do) is kept and
     /// dropped from the queue: deleting it would lose the record.
     /// - Returns: how many bodies were deleted.
@@ -56,8 +59,8 @@ enum RecordBodies {
                 try await connection.query(
                     """
                     WITH batch AS (
-                        DELETE FROM record_body_garbage WHERE body_id IN (
-                            SELECT body_id FROM record_body_garbage LIMIT \(collectBatch) FOR UPDATE SKIP LOCKED)
+                        DELETE FROM record_body_garbage WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM record_body_garbage LIMIT \(collectBatch) FOR UPDATE SKIP LOCKED))
                         RETURNING body_id),
                     gone AS (
                         DELETE FROM record_bodies b USING batch

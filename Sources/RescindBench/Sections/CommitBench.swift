@@ -109,7 +109,7 @@ enum CommitBench {
                 + "(the columns, indexes, deferred foreign key and TOAST settings `records` had with its bodies inline), in one "
                 + "transaction, truncated before each run. The revocation downloads the records, uploads each re-encrypted "
                 + "body once into `record_bodies` (with a narrow staging row naming it), then the commit points the narrow "
-                + "`records` rows at the new bodies (the old ones are deleted by the janitor afterwards, not timed here). Upload batch: \(options.uploadBatch) records, \(UserSession.uploadsInFlight) in flight. The first row is the "
+                + "`records` rows at the new bodies (the old ones are deleted by the janitor afterwards, not timed here). Upload batch: \(options.uploadBatch) records, \(options.uploadsInFlight) in flight. The first row is the "
                 + "owner's whole revocation (its records/s = records ÷ total time); the second counts only the begin, upload and "
                 + "commit calls' time.")
     }
@@ -118,6 +118,8 @@ enum CommitBench {
         owner: UserSession, seeded: SeededFamilyMember, revoking grantee: UUID, baselineFamilyMember: UUID,
         stack: BenchStack, options: BenchOptions
     ) async throws -> Run {
+        var owner = owner
+        owner.uploadsInFlight = options.uploadsInFlight
         let marks = Locked<[RevocationProgress.Phase: ContinuousClock.Instant]>([:])
         let clientCPU = ProcessMemory.cpuSeconds() ?? 0
         let serviceCPU = ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import RescindClient
 import RescindDevKit
 
 /// Command-line options of `rescind-bench`. Every size has a default that fits this
@@ -21,6 +22,8 @@ struct BenchOptions: Sendable {
     /// Repetitions of the commit figure for sizes above 10,000 (they take long).
     var largeCommitRuns = 3
     var uploadBatch = 500
+    /// Upload batches in flight at once (the client's default unless given).
+    var uploadsInFlight = UserSession.uploadsInFlight
     var agentCounts = [1, 10, 50]
     var recordsPerAgent = 500
     /// Measured revocations per agent count (after one warm-up).
@@ -53,7 +56,7 @@ struct BenchOptions: Sendable {
 
     static let usage = """
         usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet] [--runs N]
-                             [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N]
+                             [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N] [--uploads-in-flight N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
@@ -99,6 +102,7 @@ struct BenchOptions: Sendable {
             case "--kernel-records": kernelRecords = try integer(argument)
             case "--commit-sizes": commitSizes = try integers(argument)
             case "--upload-batch": uploadBatch = try integer(argument)
+            case "--uploads-in-flight": uploadsInFlight = try integer(argument)
             case "--agents": agentCounts = try integers(argument)
             case "--revocations": revocations = try integer(argument)
             case "--fetch-wait-ms": fetchWaitMilliseconds = try integer(argument)
@@ -126,7 +130,7 @@ struct BenchOptions: Sendable {
     /// What the table header repeats, so a result always says how it was produced.
     var summary: String {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
-            + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) "
+            + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) uploads-in-flight=\(uploadsInFlight) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
             + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
