@@ -43,7 +43,8 @@ enum TestSupport {
     }
 
     /// Fast group membership for the mock broker, which waits 3 s before answering a new
-    /// group's first join and `session.timeout.ms` minus 1 s before later rebalances.
+    /// group's first join (Debian's 2.0.2; `RESCIND_DEV_MOCK_GROUP_DELAY_MS` with a newer mock,
+    /// `DevelopmentCluster`) and `session.timeout.ms` minus 1 s before later rebalances.
     static func consumerConfiguration(_ bootstrapServers: String, groupID: String? = nil) -> KafkaConsumerConfiguration {
         KafkaConsumerConfiguration(
             bootstrapServers: bootstrapServers,

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 @_spi(DevKit) import RescindKafka
 
 /// DEVELOPMENT AND TESTS ONLY: an in-process Kafka cluster, librdkafka's mock broker
@@ -24,14 +25,45 @@ public final class DevelopmentCluster: Sendable {
     /// `1...brokers`.
     public var brokerIDs: ClosedRange<Int32> { mock.brokerIDs }
 
-    /// The version of the librdkafka this process loaded, whose mock cluster this is
-    /// (Debian's is 2.0.2; `scripts/tansu.sh` puts 2.16.1 on `LD_LIBRARY_PATH`).
+    /// The version of the librdkafka this process loaded, whose clients it runs
+    /// (Debian's is 2.0.2; `scripts/tansu.sh` puts 2.16.1 on `LD_LIBRARY_PATH`), and whose mock
+    /// cluster this is unless `mockLibraryVariable` names another.
     public static var librdkafkaVersion: String { RDKafkaMockCluster.libraryVersion }
 
-    /// - Throws: `KafkaError` `.developmentCluster` when `brokers < 1` or librdkafka
-    ///   cannot start the mock (no free port, …).
-    public init(brokers: Int = 1) throws {
-        mock = try RDKafkaMockCluster(brokers: brokers)
+    /// The version of the librdkafka whose mock this cluster runs.
+    public var mockLibrdkafkaVersion: String { mock.mockLibraryVersion }
+
+    /// A librdkafka file whose mock cluster to run instead of the linked library's (the
+    /// process's clients keep the linked one). `scripts/test.sh` names the 2.16 of
+    /// `scripts/tansu.sh` for its first pass: Debian's 2.0.2 mock answers every consumer
+    /// group's first join after a fixed 3 s, which each test starting a group paid.
+    public static let mockLibraryVariable = "RESCIND_DEV_MOCK_LIBRDKAFKA"
+    /// Milliseconds the mock waits for more members before answering a consumer group's first
+    /// join (`group.initial.rebalance.delay.ms`; the mock's own default is 3000). Needs a mock
+    /// newer than 2.0.x (`mockLibraryVariable`).
+    public static let groupDelayVariable = "RESCIND_DEV_MOCK_GROUP_DELAY_MS"
+
+    /// - Parameter environment: where `mockLibraryVariable` and `groupDelayVariable` are read.
+    /// - Throws: `SettingError` when `groupDelayVariable` is not a number of milliseconds in
+    ///   0...300000; `KafkaError` `.developmentCluster` when `brokers < 1`, `mockLibraryVariable`
+    ///   names a file that is not a loadable librdkafka, its mock cannot set the delay, or it cannot
+    ///   start (no free port, …).
+    public init(brokers: Int = 1, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let library = environment[Self.mockLibraryVariable].flatMap { $0.isEmpty ? nil : $0 }
+        var delay: Duration?
+        if let text = environment[Self.groupDelayVariable], !text.isEmpty {
+            guard let milliseconds = Int(text), (0...300_000).contains(milliseconds) else {
+                throw SettingError(
+                    description: "\(Self.groupDelayVariable) must be a number of milliseconds in 0...300000, not '\(text)'")
+            }
+            delay = .milliseconds(milliseconds)
+        }
+        mock = try RDKafkaMockCluster(brokers: brokers, mockLibrary: library, groupInitialRebalanceDelay: delay)
+    }
+
+    /// A development-cluster variable that does not say what it must.
+    public struct SettingError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// Stops every broker and frees the cluster; clients still connected see their

@@ -13,6 +13,9 @@ import Foundation
     private let lock = NSLock()
     private var cluster: OpaquePointer?
     private var host: RDKafkaHandle?
+    /// The host handle when the mock is a loaded library's (destroyed after the cluster).
+    private var loadedHost: OpaquePointer?
+    private let library: RDKafkaMockLibrary
 
     /// Comma-separated `127.0.0.1:port` list, one per broker.
     public let bootstrapServers: String
@@ -25,20 +28,56 @@ import Foundation
 
     private static func loadedVersion() -> String { String(cString: rd_kafka_version_str()) }
 
-    /// - Throws: `KafkaError` `.developmentCluster` when `brokers` is outside 1...64 or
-    ///   librdkafka cannot start the mock (no free port, …).
-    public init(brokers: Int) throws {
+    /// The version of the librdkafka whose mock this cluster is: `libraryVersion`, or that of
+    /// the `mockLibrary` it was started with.
+    public var mockLibraryVersion: String { library.version }
+
+    /// - Parameters:
+    ///   - mockLibrary: a librdkafka file whose mock to run instead of the linked library's
+    ///     (`RDKafkaMockLibrary`); the process's clients keep the linked one.
+    ///   - groupInitialRebalanceDelay: how long the mock waits for more members before it answers
+    ///     a consumer group's first JoinGroup (Kafka's `group.initial.rebalance.delay.ms`); nil:
+    ///     the library's own (3 s). Needs a library newer than 2.0.x.
+    /// - Throws: `KafkaError` `.developmentCluster` when `brokers` is outside 1...64, the
+    ///   library cannot be loaded or cannot set the delay, or it cannot start the mock (no free port, …).
+    public init(brokers: Int, mockLibrary: String? = nil, groupInitialRebalanceDelay: Duration? = nil) throws {
         guard brokers >= 1, brokers <= 64 else {
             throw KafkaError(code: .developmentCluster, detail: "broker count must be in 1...64")
         }
+        let library = try mockLibrary.map { try RDKafkaMockLibrary.load(path: $0) } ?? .linked
+        var delayMilliseconds: Int32?
+        if let groupInitialRebalanceDelay {
+            let milliseconds = groupInitialRebalanceDelay.components.seconds * 1000
+                + groupInitialRebalanceDelay.components.attoseconds / 1_000_000_000_000_000
+            guard milliseconds >= 0, milliseconds <= 300_000 else {
+                throw KafkaError(code: .developmentCluster, detail: "the group's initial rebalance delay must be in 0...300 s")
+            }
+            guard library.groupInitialDelay != nil else {
+                throw KafkaError(
+                    code: .developmentCluster,
+                    detail: "librdkafka \(library.version)'s mock cannot set the initial rebalance delay (it waits 3 s); load a newer one")
+            }
+            delayMilliseconds = Int32(milliseconds)
+        }
+        self.library = library
         // The mock is hosted by a client handle of its own; it only needs to stay quiet.
-        let host = try RDKafkaHandle(kind: .producer, properties: ["log_level": "3"], events: [], logsOnMainQueue: false)
-        guard let cluster = host.withPointer({ rd_kafka_mock_cluster_new($0, Int32(brokers)) }) else {
+        let cluster: OpaquePointer?
+        if library.path == nil {
+            let host = try RDKafkaHandle(kind: .producer, properties: ["log_level": "3"], events: [], logsOnMainQueue: false)
+            cluster = host.withPointer { library.clusterNew($0, Int32(brokers)) }
+            self.host = host
+        } else {
+            let host = try library.newHost()
+            cluster = library.clusterNew(host, Int32(brokers))
+            if cluster == nil { library.clientDestroy?(host) } else { loadedHost = host }
+        }
+        guard let cluster else {
+            host = nil
             throw KafkaError(code: .developmentCluster, detail: "rd_kafka_mock_cluster_new failed")
         }
-        self.host = host
+        if let delayMilliseconds { library.groupInitialDelay?(cluster, delayMilliseconds) }
         self.cluster = cluster
-        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        bootstrapServers = library.clusterBootstraps(cluster).map { String(cString: $0) } ?? ""
         brokerIDs = 1...Int32(brokers)
     }
 
@@ -49,9 +88,11 @@ import Foundation
     /// Stops every broker and frees the cluster. Blocks up to about a second. Safe to call twice.
     public func destroy() {
         lock.withLock {
-            if let cluster { rd_kafka_mock_cluster_destroy(cluster) }
+            if let cluster { library.clusterDestroy(cluster) }
             cluster = nil
             host = nil
+            if let loadedHost { library.clientDestroy?(loadedHost) }
+            loadedHost = nil
         }
     }
 
@@ -63,7 +104,7 @@ import Foundation
                 detail: "topic '\(name)' needs partitions >= 1 and a replication factor in 1...\(brokerIDs.upperBound)"
             )
         }
-        let error = try withCluster { rd_kafka_mock_topic_create($0, name, partitions, Int32(replicationFactor)) }
+        let error = try withCluster { library.topicCreate($0, name, partitions, Int32(replicationFactor)) }
         switch error {
         case RD_KAFKA_RESP_ERR_NO_ERROR: return true
         case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS: return false
@@ -72,16 +113,16 @@ import Foundation
     }
 
     public func setBrokerDown(_ brokerID: Int32) throws {
-        try check(try withCluster { rd_kafka_mock_broker_set_down($0, brokerID) }, "setting broker \(brokerID) down")
+        try check(try withCluster { library.brokerSetDown($0, brokerID) }, "setting broker \(brokerID) down")
     }
 
     public func setBrokerUp(_ brokerID: Int32) throws {
-        try check(try withCluster { rd_kafka_mock_broker_set_up($0, brokerID) }, "setting broker \(brokerID) up")
+        try check(try withCluster { library.brokerSetUp($0, brokerID) }, "setting broker \(brokerID) up")
     }
 
     public func setPartitionLeader(topic: String, partition: Int32, brokerID: Int32) throws {
         try check(
-            try withCluster { rd_kafka_mock_partition_set_leader($0, topic, partition, brokerID) },
+            try withCluster { library.partitionSetLeader($0, topic, partition, brokerID) },
             "moving the leader of \(topic)[\(partition)]")
     }
 
@@ -89,7 +130,7 @@ import Foundation
     /// mock picks by hashing the group id, up or not), as a controller would after the old one died.
     public func setGroupCoordinator(group: String, brokerID: Int32) throws {
         try check(
-            try withCluster { rd_kafka_mock_coordinator_set($0, "group", group, brokerID) },
+            try withCluster { library.coordinatorSet($0, "group", group, brokerID) },
             "moving the coordinator of group \(group)")
     }
 
@@ -97,13 +138,13 @@ import Foundation
     public func pushRequestErrors(_ errors: [Int32], apiKey: Int16) throws {
         try withCluster { cluster in
             errors.map { rd_kafka_resp_err_t(rawValue: $0) }.withUnsafeBufferPointer { buffer in
-                rd_kafka_mock_push_request_errors_array(cluster, apiKey, buffer.count, buffer.baseAddress)
+                library.pushRequestErrors(cluster, apiKey, buffer.count, buffer.baseAddress)
             }
         }
     }
 
     public func clearRequestErrors(apiKey: Int16) throws {
-        try withCluster { rd_kafka_mock_clear_request_errors($0, apiKey) }
+        try withCluster { library.clearRequestErrors($0, apiKey) }
     }
 
     private func withCluster<T>(_ body: (OpaquePointer) -> T) throws -> T {
