@@ -45,10 +45,12 @@ import Testing
         #expect(result.partitionsForRate == 4 && result.partitionsForAssignedReading == 4)
         // 2/s × (1 event + 2 commands) = 6 events/s; a replica counts for 10 × 0.5 = 5/s: 2 replicas at 0.3.
         #expect(result.relayReplicas == 2 && abs(result.relayUtilization - 0.3) < 1e-12)
-        // Grant 1 + 10 + 10 + 11 + 2 + 1 + 1 + 1 + 1 + 3 × 3 + 2 + 2 = 51, audit 1 + 2 + 4 + 2 + 2 = 11.
-        #expect(result.postgresRowsPerRevocation == 62 && result.postgresRowsPerSecondPeak == 124)
-        // 2/s × (2 × 10 × 100 B of records + 6 messages × 250 B).
-        #expect(result.postgresBytesWrittenPerSecondPeak == 7_000)
+        // Grant 1 + 2 × 10 (bodies, staged rows) + 2 × 10 (records, garbage queue) + 11 (staged rows
+        // and staging deleted) + 2 × 10 (janitor) + 2 + 1 + 1 + 1 + 1 + 3 × 3 + 2 + 2 = 91, audit
+        // 1 + 2 + 4 + 2 + 2 = 11.
+        #expect(result.postgresRowsPerRevocation == 102 && result.postgresRowsPerSecondPeak == 204)
+        // 2/s × (10 × 100 B of record bodies, each written once + 6 messages × 250 B).
+        #expect(result.postgresBytesWrittenPerSecondPeak == 5_000)
         #expect(abs(result.postgresBusySecondsPerSecondPeak - 0.02) < 1e-12)
         // 86,400 revocations × ((5 + 3 × 2) rows × 250 B + 2 kept command envelopes × 100 B).
         #expect(result.postgresRetainedBytesPerDay == 254_880_000)

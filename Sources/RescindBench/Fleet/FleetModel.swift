@@ -120,13 +120,16 @@ enum FleetModel {
         let records = inputs.recordsPerRevocation
         let devices = inputs.commandsPerRevocation
         let users = inputs.usersPerFamilyMember
-        // Grant service: the staging row; R staged records (COPY); R records swapped (UPDATE);
-        // R staged rows and the staging row deleted; every grant touched (the revoked one ended,
-        // the others re-wrapped); the family member; the owner's key statement; the revocation
-        // event; the exposure; outbox rows (1 event + D commands) inserted, marked sent and
-        // deleted a day later; D `device_commands` rows (kept for check-in); and each rotating
-        // agent's download upserting its device_sync_state row.
-        let grant = 1 + records + records + (records + 1) + users + 1 + 1 + 1 + 1 + 3 * (1 + devices) + devices + devices
+        // Grant service (write-once, migrations 0014–0015): the staging row; R new bodies (COPY
+        // into `record_bodies`) and R narrow staged rows; R narrow records pointed at the new
+        // bodies (UPDATE) and R old bodies queued in `record_body_garbage`; R staged rows and the
+        // staging row deleted; the janitor's R queue rows and R old bodies deleted; every grant
+        // touched (the revoked one ended, the others re-wrapped); the family member; the owner's
+        // key statement; the revocation event; the exposure; outbox rows (1 event + D commands)
+        // inserted, marked sent and deleted a day later; D `device_commands` rows (kept for
+        // check-in); and each rotating agent's download upserting its device_sync_state row.
+        let grant =
+            1 + 2 * records + 2 * records + (records + 1) + 2 * records + users + 1 + 1 + 1 + 1 + 3 * (1 + devices) + devices + devices
         // Audit service: the revocation row, one expected-device row each, each ack stored and
         // its device row updated, the audit-log entry and its chain head, the completion notice
         // (notification outbox inserted, then marked sent).
@@ -189,7 +192,8 @@ enum FleetModel {
         let relayEvents = peak * (1 + commands)
         let relayReplicas = max(1, Int((relayEvents / (inputs.relayEventsPerSecond * inputs.relayUtilizationCap)).rounded(.up)))
         let rows = rowsPerRevocation(inputs)
-        let recordBytesPerRevocation = 2 * inputs.recordsPerRevocation * inputs.recordBytes  // staged, then swapped
+        // Each body is written once (write-once bodies); the other record rows are narrow.
+        let recordBytesPerRevocation = inputs.recordsPerRevocation * inputs.recordBytes
         let messagesPerRevocation = 1 + commands + commands + 1
         let bytesPerRevocationOnKafka = inputs.eventBytes + commands * (inputs.commandBytes + inputs.ackBytes) + inputs.notificationBytes
         var simulationInputs = inputs
