@@ -130,6 +130,10 @@ import Testing
         // Another device of the same user (one the thief enrolled with the stolen identity key).
         let otherDevice = GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: (starter.user, UUID()), caller: starter) }
         #expect(otherDevice?.apiError.status == .forbidden && otherDevice?.code == "staging_owned_by_other_device")
+        // A begin whose device was retired while it ran.
+        try GrantRules.checkDeviceActive(true)
+        let retired = GrantRulesTests.violation { try GrantRules.checkDeviceActive(false) }
+        #expect(retired?.apiError.status == .unauthorized && retired?.code == "device_retired")
     }
 
     @Test func noEditIsLost() throws {

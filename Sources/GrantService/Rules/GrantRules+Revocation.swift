@@ -35,6 +35,16 @@ extension GrantRules {
         guard startedBy.device == caller.device else { throw stagingOwnedByOtherDevice }
     }
 
+    /// A device retired while its call ran (a begin racing the retirement): what every later call
+    /// of the device hears too.
+    static let deviceRetired = RuleViolation(
+        kind: .unauthenticated, code: "device_retired",
+        message: "this device was retired by its user; it can no longer authenticate")
+
+    static func checkDeviceActive(_ active: Bool) throws(RuleViolation) {
+        guard active else { throw deviceRetired }
+    }
+
     static let stagingOwnedByOtherDevice = RuleViolation(
         kind: .notAllowed, code: "staging_owned_by_other_device",
         message: "this revocation was begun on another of your devices: only that device can continue or abandon it "

@@ -1,7 +1,6 @@
 import Foundation
 import RescindPostgres
 import RescindProtocol
-import RescindServiceSupport
 
 /// Large, atomic revocations: begin → upload re-encrypted records in batches
 /// into a staging area → commit everything in one transaction.
@@ -458,7 +457,7 @@ private struct Staging {
     static func requireActiveDevice(_ caller: AuthenticatedDevice, on connection: PostgresConnection) async throws {
         let active = try await connection.query(
             "SELECT 1 FROM devices WHERE device_id = \(caller.deviceID) AND retired_at IS NULL FOR KEY SHARE")
-        guard !active.isEmpty else { throw APIError.deviceRetired }
+        try GrantRules.checkDeviceActive(!active.isEmpty)
     }
 
     /// Deletes a staging and its staged rows (no cascade since migration 0015), in the caller's
