@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
@@ -186,6 +187,84 @@ import Testing
             #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 4)
             await expectFailure(403) { try await c.client.wrappedKey(home.emma) }
             #expect(try await home.adultB.readRecords(home.emma).count == 4)
+        }
+    }
+
+    /// `rescind-admin migrate` (the same `PostgresMigrator`) on a populated 0016 schema with a
+    /// rotation in flight (every record staged, its bodies written) and a revocation of C begun: no
+    /// device can be proven to have begun them, so 0017 discards both as abandon does. Their staged
+    /// bodies are queued and collected, no record changes, C writes again, and the owner's rotation
+    /// begun afresh commits.
+    @Test func theMigrationDiscardsStagingsInFlightAsAbandonDoes() async throws {
+        let migrations = GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/grant")
+        let before = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-0016-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: before, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: before) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name.hasSuffix(".sql") && name < "0017" {
+            try FileManager.default.copyItem(at: migrations.appendingPathComponent(name), to: before.appendingPathComponent(name))
+        }
+        try await GrantServiceHarness.with({
+            $0.database.migrationsDirectory = before.path
+            $0.lifetimes.janitorInterval = .seconds(3600)
+        }) { service in
+            #expect(try await service.count("SELECT count(*) FROM schema_migrations") == 16)
+            let home = try await Household.make(service, records: 4)
+            let (owner, c) = (home.adultA, home.adultC)
+            let (rotation, revocation) = (UUID(), UUID())
+            // As 0016 stored them (today's begin names its device, a column 0016 does not have).
+            try await service.withConnection { connection in
+                for (id, revoked) in [(rotation, nil), (revocation, c.keys.userID)] as [(UUID, UUID?)] {
+                    try await connection.execute(
+                        """
+                        INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
+                                                         from_fmk_version, expected_count, begin_change_seq, expires_at)
+                        VALUES (\(id), \(home.emma), \(revoked), \(owner.keys.userID), 1, 4,
+                                (SELECT max(change_seq) FROM records WHERE family_member_id = \(home.emma)), now() + interval '1 hour')
+                        """)
+                }
+                try await connection.execute(
+                    """
+                    WITH source AS (
+                        SELECT r.record_id, r.change_seq, b.nonce, b.ciphertext, b.tag, gen_random_uuid() AS staged_body
+                        FROM records r JOIN record_bodies b USING (body_id) WHERE r.family_member_id = \(home.emma)),
+                    bodies AS (
+                        INSERT INTO record_bodies (body_id, nonce, ciphertext, tag)
+                        SELECT staged_body, nonce, ciphertext, tag FROM source)
+                    INSERT INTO staged_records (staging_id, record_id, source_change_seq, body_id)
+                    SELECT \(rotation), record_id, change_seq, staged_body FROM source
+                    """)
+                try await connection.execute("UPDATE revocation_stagings SET staged_count = 4 WHERE staging_id = \(rotation)")
+            }
+            #expect(try await service.count("SELECT count(*) FROM record_bodies") == 8)
+            await expectFailure(403, "revocation_pending") {
+                try await c.putRecord(home.emma, plaintext: Array("C's note".utf8), fmk: home.fmk, version: 1)
+            }
+            let everyRecord: PostgresQuery = """
+                SELECT string_agg(r.record_id::text || ':' || r.change_seq::text || ':' || r.fmk_version::text || ':'
+                                  || r.body_id::text || ':' || encode(b.ciphertext, 'hex'), ',' ORDER BY r.record_id)
+                FROM records r JOIN record_bodies b USING (body_id)
+                """
+            let records = try await service.withConnection { try await $0.query(everyRecord).first!.decode(String.self, column: 0) }
+            let readBefore = try await home.adultB.readRecords(home.emma)
+
+            let migrator = PostgresMigrator(directory: migrations, schema: service.schema, logger: Logger(label: "test.migrate"))
+            #expect(try await service.withConnection { try await migrator.migrate(on: $0) } == ["0017_staging_device.sql"])
+            #expect(try await service.count("SELECT count(*) FROM revocation_stagings") == 0)
+            #expect(try await service.count("SELECT count(*) FROM staged_records") == 0)
+            #expect(try await service.count("SELECT count(*) FROM record_body_garbage") == 4)
+            #expect(try await WriteOnceBodiesTests.collect(service) == 4)
+            #expect(try await service.count("SELECT count(*) FROM record_bodies") == 4)
+            #expect(try await service.withConnection { try await $0.query(everyRecord).first!.decode(String.self, column: 0) } == records,
+                    "no record changed")
+            #expect(try await home.adultB.readRecords(home.emma) == readBefore)
+
+            await expectFailure(404) { try await owner.client.abandonRevocation(rotation) }
+            _ = try await c.putRecord(home.emma, plaintext: Array("C's note".utf8), fmk: home.fmk, version: 1)
+            let committed = try await owner.rotate(home.emma, reason: "begun again after the migration")
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 5)
+            #expect(try await service.count(
+                "SELECT count(*) FROM revocation_events WHERE event_id = \(committed.eventID) AND revoked_user_id IS NULL") == 1)
+            #expect(try await home.adultB.readRecords(home.emma).count == 5)
         }
     }
 }
