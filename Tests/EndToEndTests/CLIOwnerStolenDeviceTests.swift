@@ -31,6 +31,7 @@ extension CLITests {
                 #expect(first.contains("retired device \(phone.deviceID)"), "\(first)")
                 // Only D is retired; the owner's other devices are listed to check (one the thief enrolled would be too).
                 #expect(first.contains("your other active devices") && first.contains("  \(tablet.deviceID)  "), "\(first)")
+                #expect(first.contains("abandons at once any revocation or rotation it began"), "\(first)")
                 #expect(!first.contains("  \(phone.deviceID)  ") && !first.contains("  \(laptop.deviceID)  "), "\(first)")
                 #expect(first.contains("waiting: your identity keys were not rotated"), "\(first)")
                 #expect(first.contains("done: rotated 0/0"), "\(first)")

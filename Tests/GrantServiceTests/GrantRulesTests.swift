@@ -121,11 +121,19 @@ import Testing
         #expect(GrantRulesTests.violation { try GrantRules.checkRevocableEverywhere(userExists: true, familyMembersShared: 0) }?.code == "not_a_grantee")
     }
 
-    @Test func onlyItsStarterContinuesARevocation() throws {
-        let starter = UUID()
+    @Test func onlyTheDeviceThatBeganARevocationContinuesIt() throws {
+        let starter = (user: UUID(), device: UUID())
         try GrantRules.checkContinues(startedBy: starter, caller: starter)
         #expect(GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: nil, caller: starter) }?.apiError.status == .notFound)
-        #expect(GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: UUID(), caller: starter) }?.apiError.status == .forbidden)
+        let otherUser = GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: (UUID(), starter.device), caller: starter) }
+        #expect(otherUser?.apiError.status == .forbidden && otherUser?.code == "forbidden")
+        // Another device of the same user (one the thief enrolled with the stolen identity key).
+        let otherDevice = GrantRulesTests.violation { try GrantRules.checkContinues(startedBy: (starter.user, UUID()), caller: starter) }
+        #expect(otherDevice?.apiError.status == .forbidden && otherDevice?.code == "staging_owned_by_other_device")
+        // A begin whose device was retired while it ran.
+        try GrantRules.checkDeviceActive(true)
+        let retired = GrantRulesTests.violation { try GrantRules.checkDeviceActive(false) }
+        #expect(retired?.apiError.status == .unauthorized && retired?.code == "device_retired")
     }
 
     @Test func noEditIsLost() throws {

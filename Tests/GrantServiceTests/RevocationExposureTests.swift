@@ -131,4 +131,27 @@ import Testing
             #expect(try ok.decode(SealedRevocationExposure.self).sealedReport == stored)
         }
     }
+
+    /// A rotation revokes nobody, so it takes no report: its owner asking for one is told so (404
+    /// `rotation_has_no_exposure_report`, naming where the stolen device's exposure is), anyone else
+    /// learns nothing of the event (the plain 404 of an unknown one).
+    @Test(.timeLimit(.minutes(3)))
+    func aRotationsExposureIsAClearAnswer() async throws {
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 2)
+            let rotated = try await home.adultA.rotate(home.emma, reason: "phone stolen")
+            await expectFailure(404, "rotation_has_no_exposure_report") {
+                try await home.adultA.client.sealedRevocationExposure(rotated.eventID)
+            }
+            do {
+                _ = try await home.adultA.revocationExposure(rotated.eventID)
+                Issue.record("a rotation's exposure report was served")
+            } catch let error as GrantServiceError {
+                #expect(error.message.contains("rescind device list"), "\(error)")
+            }
+            await expectFailure(404, "not_found") { try await home.adultB.client.sealedRevocationExposure(rotated.eventID) }
+            await expectFailure(404, "not_found") { try await home.adultA.client.sealedRevocationExposure(UUID()) }
+            #expect(try await service.count("SELECT count(*) FROM revocation_exposures") == 0)
+        }
+    }
 }

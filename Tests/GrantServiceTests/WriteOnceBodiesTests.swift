@@ -242,9 +242,11 @@ import Testing
     }
 
     /// `rescind-admin migrate` (the same `PostgresMigrator`) on a grant schema holding records and a
-    /// revocation in flight: every body moves to `record_bodies`, the staged rows lose their foreign
-    /// key (0015, same run), every record reads back through the API as it was written, and the
-    /// in-flight revocation commits, its staged rows deleted with its staging.
+    /// revocation in flight: every body moves to `record_bodies` (the staged ones too), the staged
+    /// rows lose their foreign key (0015, same run), every record reads back through the API as it
+    /// was written. The in-flight revocation names no device, so 0017 (stagings belong to the device
+    /// that began them) discards it as abandon does: its staged bodies queued and collected, nothing
+    /// swapped in; committing it is a 404, and the owner's revocation begun again commits.
     @Test func theMigrationMovesExistingBodies() async throws {
         let migrations = GrantServiceHarness.repositoryRoot.appendingPathComponent("migrations/grant")
         let before = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-0013-\(UUID().uuidString)")
@@ -274,46 +276,57 @@ import Testing
                         """)
                 }
             }
-            // A revocation in flight: begun through the API, its uploads staged as 0013 stored them.
+            // A revocation in flight, begun and its uploads staged as 0013 stored them (today's begin
+            // names its device, a column 0013 does not have).
             let a = home.adultA
-            let revocation = try await a.client.beginRevocation(home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
+            let revocationID = UUID()
             let newFMK = SecretKey()
             try await service.withConnection { connection in
+                try await connection.execute(
+                    """
+                    INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
+                                                     from_fmk_version, expected_count, begin_change_seq, expires_at)
+                    VALUES (\(revocationID), \(home.emma), \(home.adultC.keys.userID), \(a.keys.userID), 1, 20,
+                            (SELECT max(change_seq) FROM records WHERE family_member_id = \(home.emma)), now() + interval '1 hour')
+                    """)
                 for row in try await connection.query("SELECT record_id, change_seq FROM records WHERE family_member_id = \(home.emma)") {
                     let (id, seq) = try row.decode(UUID.self, Int64.self)
                     let sealed = try RecordCipher.seal(plaintexts[id]!, recordID: id, version: 2, fmk: newFMK)
                     try await connection.execute(
                         """
                         INSERT INTO staged_records (staging_id, record_id, source_change_seq, nonce, ciphertext, tag)
-                        VALUES (\(revocation.revocationID), \(id), \(seq), \(sealed.nonce), \(sealed.ciphertext), \(sealed.tag))
+                        VALUES (\(revocationID), \(id), \(seq), \(sealed.nonce), \(sealed.ciphertext), \(sealed.tag))
                         """)
                 }
                 try await connection.execute(
-                    "UPDATE revocation_stagings SET staged_count = 20 WHERE staging_id = \(revocation.revocationID)")
+                    "UPDATE revocation_stagings SET staged_count = 20 WHERE staging_id = \(revocationID)")
             }
-            let grants = try revocation.remainingGrantees.map {
-                try a.newGrant(newFMK, for: $0, familyMemberID: home.emma, version: revocation.newFMKVersion)
-            }
-            let statement = try await a.revokeStatement(revocation, grants: grants, newFMK: newFMK)
 
             // The migration, on the populated schema.
             let migrator = PostgresMigrator(directory: migrations, schema: service.schema, logger: Logger(label: "test.migrate"))
-            // 0014 and every later migration (0015's write path and 0016's rotations among them) on the populated 0013 schema.
+            // 0014 and every later migration (0015's write path, 0016's rotations, 0017's staging devices)
+            // on the populated 0013 schema.
             let pending = try FileManager.default.contentsOfDirectory(atPath: migrations.path)
                 .filter { $0.hasSuffix(".sql") && $0 >= "0014" }.sorted()
             #expect(pending.first == "0014_record_bodies.sql")
             #expect(try await service.withConnection { try await migrator.migrate(on: $0) } == pending)
+            // 0014 moved the staged bodies beside the records'; 0017 discarded the staging and queued them.
             var counts = try await Self.counts(service)
-            #expect(counts.records == 20 && counts.staged == 20 && counts.bodies == 40 && counts.garbage == 0)
+            #expect(counts.records == 20 && counts.staged == 0 && counts.bodies == 40 && counts.garbage == 20)
+            #expect(try await service.count("SELECT count(*) FROM revocation_stagings") == 0)
             #expect(try await service.count(
                 "SELECT count(*) FROM information_schema.columns WHERE table_schema = \(service.schema) AND column_name = 'ciphertext'") == 1)
+            #expect(try await Self.collect(service) == 20)
+            counts = try await Self.counts(service)
+            #expect(counts.records == 20 && counts.bodies == 20 && counts.garbage == 0)
 
-            // Through the API: the records read back as written, then the revocation commits.
+            // Through the API: the records read back as written (nothing of the discarded staging was
+            // swapped in), the discarded revocation is gone, and begun again it commits.
             #expect(try await home.adultB.readRecords(home.emma) == plaintexts)
-            let committed = try await a.client.commitRevocation(
-                revocation.revocationID, CommitRevocationRequest(newFMKVersion: 2, grants: grants, statement: statement))
-            #expect(committed.recordsReencrypted == 20)
-            #expect(try await home.adultB.currentFMK(home.emma).fmk == newFMK)
+            await expectFailure(404) { try await a.client.abandonRevocation(revocationID) }
+            let committed = try await a.revoke(home.emma, user: home.adultC.keys.userID)
+            #expect(committed.recordsReencrypted == 20 && committed.newFMKVersion == 2)
+            #expect(try await home.adultB.currentFMK(home.emma).fmk != home.fmk)
             #expect(try await home.adultB.readRecords(home.emma) == plaintexts)
             #expect(try await Self.collect(service) == 20)
             counts = try await Self.counts(service)

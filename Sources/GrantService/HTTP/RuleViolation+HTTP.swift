@@ -2,7 +2,8 @@ import Hummingbird
 import RescindServiceSupport
 
 /// The one place where a broken business rule gets its HTTP status: ill-formed → 400,
-/// refused → 422, not allowed → 403, not found → 404, conflict → 409, in the services' JSON error shape.
+/// refused → 422, not allowed → 403, not found → 404, conflict → 409, unauthenticated → 401, in the
+/// services' JSON error shape.
 extension RuleViolation {
     var status: HTTPResponse.Status {
         switch kind {
@@ -11,6 +12,7 @@ extension RuleViolation {
         case .notAllowed: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
+        case .unauthenticated: .unauthorized
         }
     }
 

@@ -6,6 +6,8 @@ import RescindServiceSupport
 
 /// Begin → upload batches → commit (or abandon), the stolen-device variant, and the rotation that
 /// revokes nobody (the owner's stolen device), continued by the same upload, commit and abandon.
+/// A staging belongs to the device that began it: upload, commit and abandon from any other
+/// device, even the same user's, are 403 `staging_owned_by_other_device` (migration 0017).
 struct RevocationController {
     let revocations: RevocationStore
     let maxUploadBytes: Int
@@ -37,13 +39,13 @@ struct RevocationController {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: BeginRevocationRequest.self, context: context)
         return EditedResponse(
-            status: .created, response: try await revocations.begin(try context.familyMemberID(), by: caller.userID, body))
+            status: .created, response: try await revocations.begin(try context.familyMemberID(), by: caller, body))
     }
 
     @Sendable func beginForUser(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<RevocationList> {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: BeginUserRevocationRequest.self, context: context)
-        let list = try await revocations.beginForUser(try context.uuidParameter("userID"), by: caller.userID, body)
+        let list = try await revocations.beginForUser(try context.uuidParameter("userID"), by: caller, body)
         return EditedResponse(status: .created, response: RevocationList(revocations: list))
     }
 
@@ -51,20 +53,20 @@ struct RevocationController {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: BeginRotationRequest.self, context: context)
         return EditedResponse(
-            status: .created, response: try await revocations.beginRotation(try context.familyMemberID(), by: caller.userID, body))
+            status: .created, response: try await revocations.beginRotation(try context.familyMemberID(), by: caller, body))
     }
 
     @Sendable func upload(_ request: Request, context: GrantRequestContext) async throws -> UploadBatchResponse {
         let caller = try context.requireIdentity()
         let body = try await BinaryRecordsCoding.uploadBatch(from: request, context: context)
         guard body.records.count <= 5000 else { throw APIError.payloadTooLarge(limit: maxUploadBytes) }
-        return try await revocations.upload(try context.uuidParameter("revocationID"), by: caller.userID, body)
+        return try await revocations.upload(try context.uuidParameter("revocationID"), by: caller, body)
     }
 
     @Sendable func commit(_ request: Request, context: GrantRequestContext) async throws -> RevocationCommitted {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: CommitRevocationRequest.self, context: context)
-        let committed = try await revocations.commit(try context.uuidParameter("revocationID"), by: caller.userID, body)
+        let committed = try await revocations.commit(try context.uuidParameter("revocationID"), by: caller, body)
         metrics.revocationsCommitted.increment()
         metrics.recordsReencrypted.increment(by: Int64(committed.recordsReencrypted))
         context.logger.info(
@@ -78,7 +80,7 @@ struct RevocationController {
     }
 
     @Sendable func abandon(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
-        try await revocations.abandon(try context.uuidParameter("revocationID"), by: try context.requireIdentity().userID)
+        try await revocations.abandon(try context.uuidParameter("revocationID"), by: try context.requireIdentity())
         return .noContent
     }
 }

@@ -19,14 +19,36 @@ extension GrantRules {
         }
     }
 
-    /// Only the user who began a revocation continues it, and only before it expires.
-    static func checkContinues(startedBy: UUID?, caller: UUID) throws(RuleViolation) {
+    /// Only the device that began a revocation (or rotation) continues it — uploads into it,
+    /// commits or abandons it — and only before it expires. Another user is refused as before
+    /// (`forbidden`); another device of the same user is refused too (`staging_owned_by_other_device`):
+    /// a device the thief enrolled with a stolen identity key holds a token of the same user, and
+    /// must neither tamper with nor abandon the owner's revocation in flight (migration 0017).
+    static func checkContinues(
+        startedBy: (user: UUID, device: UUID)?, caller: (user: UUID, device: UUID)
+    ) throws(RuleViolation) {
         guard let startedBy else { throw .notFound("revocation (or it expired)") }
-        guard startedBy == caller else {
+        guard startedBy.user == caller.user else {
             throw RuleViolation(
                 kind: .notAllowed, code: "forbidden", message: "only the user who began this revocation can continue it")
         }
+        guard startedBy.device == caller.device else { throw stagingOwnedByOtherDevice }
     }
+
+    /// A device retired while its call ran (a begin racing the retirement): what every later call
+    /// of the device hears too.
+    static let deviceRetired = RuleViolation(
+        kind: .unauthenticated, code: "device_retired",
+        message: "this device was retired by its user; it can no longer authenticate")
+
+    static func checkDeviceActive(_ active: Bool) throws(RuleViolation) {
+        guard active else { throw deviceRetired }
+    }
+
+    static let stagingOwnedByOtherDevice = RuleViolation(
+        kind: .notAllowed, code: "staging_owned_by_other_device",
+        message: "this revocation was begun on another of your devices: only that device can continue or abandon it "
+            + "(retiring that device abandons it at once; otherwise it expires)")
 
     /// Another upload of a record in this batch, to the same revocation, committed while this one
     /// ran (one batch sent twice at once): this one is rolled back; sending it again replaces the other.

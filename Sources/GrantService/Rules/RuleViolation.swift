@@ -13,6 +13,8 @@ struct RuleViolation: Error, Equatable, Sendable {
         case notAllowed
         /// The state moved on since the client read it (another version, a rotated key).
         case conflict
+        /// The calling device can no longer authenticate (retired while its call ran).
+        case unauthenticated
     }
 
     let kind: Kind

@@ -153,7 +153,10 @@ struct IdentityStore: Sendable {
     }
 
     /// Retires a device of `userID` and, in the same transaction, deletes its tokens and its
-    /// open authentication and enrolment challenges: its next call is a 401.
+    /// open authentication and enrolment challenges (its next call is a 401) and abandons the
+    /// revocation and rotation stagings it began (migration 0017): a device the thief holds, once
+    /// retired, blocks nothing, and an honest user whose device died mid-revocation frees the
+    /// family member at once by retiring it.
     func retireDevice(_ deviceID: UUID, by userID: UUID) async throws {
         try await pool.transaction { connection in
             guard let owner = try await connection.query(
@@ -167,6 +170,7 @@ struct IdentityStore: Sendable {
             try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
             try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
             try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
+            try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
         }
     }
 

@@ -31,17 +31,36 @@ enum RecordBodies {
                 "SELECT staging_id FROM revocation_stagings WHERE expires_at < now() FOR UPDATE"
             ).map { try $0.decode(UUID.self, column: 0) }
             guard !expired.isEmpty else { return 0 }
-            let ids = PostgresArray(expired)
-            try await connection.execute(
-                """
-                INSERT INTO record_body_garbage (body_id)
-                SELECT body_id FROM staged_records WHERE staging_id = ANY(\(ids))
-                """)
-            // Their staged rows too (no cascade since migration 0015).
-            try await connection.execute("DELETE FROM staged_records WHERE staging_id = ANY(\(ids))")
-            try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = ANY(\(ids))")
+            try await delete(stagings: expired, on: connection)
             return expired.count
         }
+    }
+
+    /// Abandons every staging `deviceID` began (a retirement, in its transaction): their bodies
+    /// queued, their staged rows and the stagings deleted. The stagings are locked first, so an
+    /// upload or commit of theirs still in flight ends before (a commit that won: nothing left here).
+    /// - Returns: how many stagings were abandoned.
+    @discardableResult
+    static func abandonStagings(begunBy deviceID: UUID, on connection: PostgresConnection) async throws -> Int {
+        let begun = try await connection.query(
+            "SELECT staging_id FROM revocation_stagings WHERE started_by_device_id = \(deviceID) FOR UPDATE"
+        ).map { try $0.decode(UUID.self, column: 0) }
+        guard !begun.isEmpty else { return 0 }
+        try await delete(stagings: begun, on: connection)
+        return begun.count
+    }
+
+    /// Queues the bodies of `stagings` and deletes their staged rows and the stagings (no cascade
+    /// since migration 0015), in the caller's transaction, which holds them locked.
+    private static func delete(stagings: [UUID], on connection: PostgresConnection) async throws {
+        let ids = PostgresArray(stagings)
+        try await connection.execute(
+            """
+            INSERT INTO record_body_garbage (body_id)
+            SELECT body_id FROM staged_records WHERE staging_id = ANY(\(ids))
+            """)
+        try await connection.execute("DELETE FROM staged_records WHERE staging_id = ANY(\(ids))")
+        try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = ANY(\(ids))")
     }
 
     /// Deletes the queued bodies, `collectBatch` per transaction, until the queue is empty. The

@@ -74,6 +74,19 @@ struct RevocationExposureStore: Sendable {
             """)
     }
 
+    /// Whether `eventID` is a rotation (it revoked nobody, so no report was taken) that `userID`
+    /// committed. Anyone else learns nothing of the event.
+    func isRotation(_ eventID: UUID, committedBy userID: UUID) async throws -> Bool {
+        try await pool.withConnection { connection in
+            try await !connection.query(
+                """
+                SELECT 1 FROM revocation_events
+                WHERE event_id = \(eventID) AND revoked_by_user_id = \(userID) AND revoked_user_id IS NULL
+                """
+            ).isEmpty
+        }
+    }
+
     /// The sealed report of `eventID`, for the owner it is sealed to; anyone else (or an unknown
     /// event, or a revocation committed before reports were kept) gets the same 404.
     func sealedReport(_ eventID: UUID, for userID: UUID) async throws -> SealedRevocationExposure? {

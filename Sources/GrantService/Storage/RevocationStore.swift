@@ -12,18 +12,21 @@ struct RevocationStore: Sendable {
 
     // MARK: Begin
 
-    func begin(_ familyMemberID: UUID, by owner: UUID, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
+    func begin(_ familyMemberID: UUID, by caller: AuthenticatedDevice, _ request: BeginRevocationRequest) async throws -> RevocationResponse {
         try GrantRules.checkReason(request.reason)
         return try await pool.transaction { connection in
-            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: caller.userID, lock: true, on: connection)
             try access.requireOwner()
-            return try await begin(access, revoking: request.revokedUserID, reason: request.reason, by: owner, on: connection)
+            return try await begin(access, revoking: request.revokedUserID, reason: request.reason, by: caller, on: connection)
         }
     }
 
     /// Stolen device: one revocation per family member the caller owns that the user can read.
-    func beginForUser(_ revokedUserID: UUID, by owner: UUID, _ request: BeginUserRevocationRequest) async throws -> [RevocationResponse] {
+    func beginForUser(
+        _ revokedUserID: UUID, by caller: AuthenticatedDevice, _ request: BeginUserRevocationRequest
+    ) async throws -> [RevocationResponse] {
         try GrantRules.checkReason(request.reason)
+        let owner = caller.userID
         return try await pool.transaction { connection in
             let userExists = try await families.agreementKey(of: revokedUserID, on: connection) != nil
             let familyMemberIDs = try await connection.query(
@@ -38,7 +41,7 @@ struct RevocationStore: Sendable {
             for familyMemberID in familyMemberIDs {
                 let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
                 revocations.append(
-                    try await begin(access, revoking: revokedUserID, reason: request.reason, by: owner, on: connection))
+                    try await begin(access, revoking: revokedUserID, reason: request.reason, by: caller, on: connection))
             }
             return revocations
         }
@@ -47,21 +50,27 @@ struct RevocationStore: Sendable {
     /// The owner's stolen device: a rotation that revokes nobody. The same staging, upload and
     /// commit as a revocation with no revoked user: a new FMK for exactly the users who hold the
     /// current one, every record re-encrypted, every holder's agent devices told to rotate.
-    func beginRotation(_ familyMemberID: UUID, by owner: UUID, _ request: BeginRotationRequest) async throws -> RevocationResponse {
+    func beginRotation(_ familyMemberID: UUID, by caller: AuthenticatedDevice, _ request: BeginRotationRequest) async throws -> RevocationResponse {
         try GrantRules.checkReason(request.reason)
         return try await pool.transaction { connection in
-            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: caller.userID, lock: true, on: connection)
             try access.requireOwner()
-            return try await begin(access, revoking: nil, reason: request.reason, by: owner, on: connection)
+            return try await begin(access, revoking: nil, reason: request.reason, by: caller, on: connection)
         }
     }
 
-    /// `revokedUserID` nil: a rotation that revokes nobody.
+    /// `revokedUserID` nil: a rotation that revokes nobody. The staging belongs to the calling
+    /// device (migration 0017): only it continues, commits or abandons it.
     private func begin(
-        _ access: FamilyMemberAccess, revoking revokedUserID: UUID?, reason: String?, by owner: UUID,
+        _ access: FamilyMemberAccess, revoking revokedUserID: UUID?, reason: String?, by caller: AuthenticatedDevice,
         on connection: PostgresConnection
     ) async throws -> RevocationResponse {
         if let revokedUserID { try await checkRevocable(revokedUserID, from: access, on: connection) }
+        // The device must still be active, read under a key-share lock: a retirement running now
+        // (it locks the device row for update) either commits first — then this begin is refused,
+        // as the device's next call would be — or waits for this begin and then abandons the
+        // staging it made. Either way no staging outlives its device's retirement.
+        try await Staging.requireActiveDevice(caller, on: connection)
         // The ids in id order are a sort since migration 0015 (no index on both): in memory up to
         // ~300,000 records (100,000 spilled to disk past the default 4 MB: 113 ms instead of ~30).
         try await connection.execute("SET LOCAL work_mem = '32MB'")
@@ -74,8 +83,10 @@ struct RevocationStore: Sendable {
         let expiresAt = try await connection.query(
             """
             INSERT INTO revocation_stagings (staging_id, family_member_id, revoked_user_id, started_by_user_id,
-                                             from_fmk_version, reason, expected_count, begin_change_seq, expires_at)
-            VALUES (\(revocationID), \(access.familyMemberID), \(revokedUserID), \(owner), \(access.currentFMKVersion),
+                                             started_by_device_id, from_fmk_version, reason, expected_count,
+                                             begin_change_seq, expires_at)
+            VALUES (\(revocationID), \(access.familyMemberID), \(revokedUserID), \(caller.userID), \(caller.deviceID),
+                    \(access.currentFMKVersion),
                     \(reason), \(recordIDs.count),
                     (SELECT coalesce(max(change_seq), 0) FROM records WHERE family_member_id = \(access.familyMemberID)),
                     now() + make_interval(secs => \(stagingLifetime.wholeSeconds)))
@@ -145,7 +156,7 @@ struct RevocationStore: Sendable {
     /// A batch sent again after its answer (a retry) is idempotent: it replaces its own earlier
     /// upload. Two uploads of the same record racing in one revocation are refused for the one
     /// that loses (409 `upload_in_flight`, nothing of it kept); retrying it then replaces the other's.
-    func upload(_ revocationID: UUID, by owner: UUID, _ request: UploadBatchRequest) async throws -> UploadBatchResponse {
+    func upload(_ revocationID: UUID, by caller: AuthenticatedDevice, _ request: UploadBatchRequest) async throws -> UploadBatchResponse {
         for record in request.records { try RecordStore.validate(nonce: record.nonce, tag: record.tag) }
         try GrantRules.checkBatch(request.records.map(\.recordID))
         return try await pool.transaction { connection in
@@ -153,7 +164,7 @@ struct RevocationStore: Sendable {
             // uploads in flight, and concurrent uploads of one revocation do not wait for each other.
             // It also keeps the staging there until this transaction ends, which is what lets the
             // narrow rows below go without a foreign key (migration 0015).
-            let staging = try await Staging.load(revocationID, by: owner, lock: .keyShare, on: connection)
+            let staging = try await Staging.load(revocationID, by: caller, lock: .keyShare, on: connection)
             let ids = PostgresArray(request.records.map(\.recordID))
             // A record uploaded again replaces its earlier upload: delete first (with the body it
             // staged, which nothing else refers to), then COPY the bodies into `record_bodies` (their
@@ -218,9 +229,10 @@ struct RevocationStore: Sendable {
     /// Swaps in every re-encrypted record, stores the new wrapped grants, ends the
     /// revoked grant, bumps the version and writes the event and outbox rows — all
     /// in one transaction. Any failure leaves everything as it was.
-    func commit(_ revocationID: UUID, by owner: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {
-        try await pool.transaction { connection in
-            let staging = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
+    func commit(_ revocationID: UUID, by caller: AuthenticatedDevice, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {
+        let owner = caller.userID
+        return try await pool.transaction { connection in
+            let staging = try await Staging.load(revocationID, by: caller, lock: .update, on: connection)
             let access = try await FamilyMemberAccess.load(staging.familyMemberID, for: owner, lock: true, on: connection)
             try access.requireOwner()
             try GrantRules.checkUnchangedVersion(current: access.currentFMKVersion, from: staging.fromFMKVersion)
@@ -414,9 +426,9 @@ struct RevocationStore: Sendable {
 
     // MARK: Abandon
 
-    func abandon(_ revocationID: UUID, by owner: UUID) async throws {
+    func abandon(_ revocationID: UUID, by caller: AuthenticatedDevice) async throws {
         try await pool.transaction { connection in
-            _ = try await Staging.load(revocationID, by: owner, lock: .update, on: connection)
+            _ = try await Staging.load(revocationID, by: caller, lock: .update, on: connection)
             try await RecordBodies.queueStaged(of: revocationID, on: connection)
             try await Staging.delete(revocationID, on: connection)
         }
@@ -440,6 +452,14 @@ private struct Staging {
         case update = "FOR UPDATE"
     }
 
+    /// 401 `device_retired` unless `caller`'s device is active, its row then key-share locked until
+    /// the transaction ends (a retirement, `IdentityStore.retireDevice`, waits for it).
+    static func requireActiveDevice(_ caller: AuthenticatedDevice, on connection: PostgresConnection) async throws {
+        let active = try await connection.query(
+            "SELECT 1 FROM devices WHERE device_id = \(caller.deviceID) AND retired_at IS NULL FOR KEY SHARE")
+        try GrantRules.checkDeviceActive(!active.isEmpty)
+    }
+
     /// Deletes a staging and its staged rows (no cascade since migration 0015), in the caller's
     /// transaction. Their bodies are the caller's to queue or keep.
     static func delete(_ id: UUID, on connection: PostgresConnection) async throws {
@@ -447,18 +467,22 @@ private struct Staging {
         try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(id)")
     }
 
-    /// 404 when missing or expired, 403 when someone else started it.
-    static func load(_ id: UUID, by userID: UUID, lock: RowLock, on connection: PostgresConnection) async throws -> Staging {
+    /// 404 when missing or expired, 403 when another user (`forbidden`) or another device of the
+    /// caller's (`staging_owned_by_other_device`) began it. Refused before anything is changed.
+    static func load(_ id: UUID, by caller: AuthenticatedDevice, lock: RowLock, on connection: PostgresConnection) async throws -> Staging {
         let rows = try await connection.query(
             """
             SELECT family_member_id, revoked_user_id, from_fmk_version, reason, started_by_user_id, begin_change_seq,
-                   staged_count
+                   staged_count, started_by_device_id
             FROM revocation_stagings WHERE staging_id = \(id) AND expires_at > now()
             \(unescaped: lock.rawValue)
             """)
-        try GrantRules.checkContinues(startedBy: try rows.first?.decode(UUID.self, column: 4), caller: userID)
-        let (familyMemberID, revoked, from, reason, _, beginChangeSeq, stagedCount) = try rows.first!.decode(
-            UUID.self, UUID?.self, Int.self, String?.self, UUID.self, Int64.self, Int.self)
+        let startedBy = try rows.first.map { row in
+            (user: try row.decode(UUID.self, column: 4), device: try row.decode(UUID.self, column: 7))
+        }
+        try GrantRules.checkContinues(startedBy: startedBy, caller: (user: caller.userID, device: caller.deviceID))
+        let (familyMemberID, revoked, from, reason, _, beginChangeSeq, stagedCount, _) = try rows.first!.decode(
+            UUID.self, UUID?.self, Int.self, String?.self, UUID.self, Int64.self, Int.self, UUID.self)
         return Staging(
             familyMemberID: familyMemberID, revokedUserID: revoked, fromFMKVersion: from, reason: reason,
             beginChangeSeq: beginChangeSeq, stagedCount: stagedCount)

@@ -26,6 +26,9 @@ struct RotateCommand: AsyncParsableCommand {
             a failure and finishes what is left; it prints what is done and what is left. It
             retires only D and lists your other active devices: retire any you do not recognise
             (the thief may have enrolled one with your identity key before D was retired).
+            Such a device cannot touch this command's rotations (a rotation belongs to the
+            device that began it), and retiring it abandons at once any revocation or rotation
+            it began.
 
             What it cannot do: take back what the stolen device already decrypted, or the old
             FMKs it holds (they open only what was encrypted before the rotation). Your own agent
@@ -73,7 +76,10 @@ struct RotateCommand: AsyncParsableCommand {
             $0.retiredAt == nil && $0.deviceID != stolenDevice && $0.deviceID != session.deviceID
         }
         if !others.isEmpty {
-            print("your other active devices (retire any you do not recognise with `rescind device retire D`):")
+            print("""
+                your other active devices (retire any you do not recognise with `rescind device retire D`; \
+                retiring one also abandons at once any revocation or rotation it began):
+                """)
             for device in others { print("  \(device.deviceID.uuidString.lowercased())  \(device.name)") }
         }
         let steps: [OwnerStolenDeviceRecovery.Step]
