@@ -114,18 +114,14 @@ import Testing
     /// An expired revocation: refused by the API at once; the janitor's expiry queues its bodies
     /// with the staging's deletion and the cleanup removes them. Nothing of it was ever visible.
     @Test func anExpiredRevocationsBodiesAreRemoved() async throws {
-        let adjust: (inout GrantServiceConfiguration) -> Void = {
-            $0.lifetimes.staging = .seconds(2)
-            $0.lifetimes.janitorInterval = .seconds(3600)
-        }
-        try await GrantServiceHarness.with(adjust) { service in
+        try await GrantServiceHarness.with(Self.noJanitor) { service in
             let home = try await Household.make(service, records: 4)
             let before = try await home.adultB.readRecords(home.emma)
             let revocation = try await home.adultA.client.beginRevocation(
                 home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
             let (commit, _) = try await home.adultA.stage(revocation, batchSize: 2)
             #expect(try await Self.counts(service).bodies == 8)
-            try await Task.sleep(for: .seconds(revocation.expiresAt.timeIntervalSinceNow + 0.2))
+            try await service.expire(revocation.revocationID)
             await expectFailure(404, "not_found") { try await home.adultA.client.commitRevocation(revocation.revocationID, commit) }
 
             let expired = try await service.withConnection { try await RecordBodies.expireStagings(on: $0) }

@@ -70,6 +70,15 @@ extension GrantServiceHarness {
         try await withConnection { try await $0.query(query).first!.decode(Int.self, column: 0) }
     }
 
+    /// Ends a revocation staging's lifetime now, as if it had run out (tests that need an
+    /// expired staging move its deadline instead of racing a short lifetime).
+    func expire(_ revocationID: UUID) async throws {
+        try await withConnection {
+            try await $0.execute(
+                "UPDATE revocation_stagings SET expires_at = now() - interval '1 second' WHERE staging_id = \(revocationID)")
+        }
+    }
+
     /// Polls `condition` until it holds; records an issue and throws after `timeout`.
     func eventually(
         _ what: String, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
