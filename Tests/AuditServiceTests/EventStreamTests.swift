@@ -18,7 +18,10 @@ import Testing
                 all.close()
                 emmaOnly.close()
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Both subscribed before anything is published (a live stream without Last-Event-ID
+            // starts at its subscription).
+            try await all.connected()
+            try await emmaOnly.connected()
 
             try await bed.publish(noah.accessEvent(.familyMemberCreated))
             try await bed.publish(emma.accessEvent(.familyMemberCreated))

@@ -22,8 +22,13 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: rescindDev.path), "build the products first (swift build)")
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-e2e-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: state) }
+        // Ports the kernel picks (and the demo's schemas named after the grant port): engineers'
+        // runs, and a second pass while the first one's stack is up, no longer collide.
+        let grantPort = try FreePort.next()
+        var auditPort = try FreePort.next()
+        while auditPort == grantPort { auditPort = try FreePort.next() }
         let arguments = [
-            "demo", "--records", "120", "--grant-port", "18480", "--audit-port", "18481", "--ack-deadline", "4",
+            "demo", "--records", "120", "--grant-port", String(grantPort), "--audit-port", String(auditPort), "--ack-deadline", "4",
             "--root", Self.repository.path, "--state-directory", state.path,
         ]
         // Bounded below the test's time limit, so a demo that hangs fails here with its timeline.
@@ -31,6 +36,8 @@ import Testing
         _ = try await ChildProcess.run(
             rescindDev, ["demo", "--down", "--root", Self.repository.path, "--state-directory", state.path], directory: Self.repository,
             timeout: .seconds(60))
+        try? await TestDatabases.dropSchemas(
+            ["demo_grant_\(grantPort)", "demo_audit_\(grantPort)"], url: Self.environment["RESCIND_DATABASE_URL"] ?? "")
         let (status, output) = (result.status, result.output)
         #expect(!result.timedOut, "rescind-dev demo still running after 200 s:\n\(output.suffix(3000))")
         #expect(status == 0, "rescind-dev demo failed:\n\(output.suffix(3000))")

@@ -94,7 +94,9 @@ import Testing
     /// a claim whose relay died (never marked nor released) is taken again once its lease passed.
     @Test func aClaimKeepsOthersOffUntilItsLeaseExpires() async throws {
         try await Self.withOutbox(rows: 2) { pool, _ in
-            let outbox = Self.outbox(pool, batchSize: 10, lease: .seconds(2))
+            // A lease far longer than any stall of a loaded machine: "until it expires" is a
+            // timestamp the test moves, not a race against the clock.
+            let outbox = Self.outbox(pool, batchSize: 10, lease: .seconds(120))
             var secondClaimed = -1
             let first = try await Self.batch(outbox) { messages in
                 // While the first relay "waits for the broker", another replica finds nothing to claim,
@@ -106,10 +108,17 @@ import Testing
 
             // A relay that dies between claiming and marking: simulated by a claim that is never marked.
             try await pool.withConnection { connection in
-                try await connection.execute("UPDATE messages SET sent_at = NULL, claimed_until = now() + interval '2 seconds'")
+                try await connection.execute("UPDATE messages SET sent_at = NULL, claimed_until = now() + interval '120 seconds'")
             }
-            #expect(try await Self.batch(outbox) { _ in Issue.record("taken before the lease expired"); return [] }.claimed == 0)
-            try await Task.sleep(for: .milliseconds(2200))
+            let early = try await Self.batch(outbox) { messages in
+                Issue.record("taken before the lease expired")
+                return messages.map { _ in .success(()) }
+            }
+            #expect(early.claimed == 0)
+            // The lease passes (what 120 s would do).
+            try await pool.withConnection { connection in
+                try await connection.execute("UPDATE messages SET claimed_until = now() - interval '1 millisecond'")
+            }
             let retaken = try await Self.batch(outbox) { messages in messages.map { _ in .success(()) } }
             #expect(retaken.claimed == 2 && retaken.delivered == 2)
             #expect(try await Self.ids(pool, "sent_at IS NULL").isEmpty)

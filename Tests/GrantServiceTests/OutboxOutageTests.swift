@@ -116,22 +116,33 @@ import Testing
     @Test func aCrashedRelaysClaimExpiresAndItsRowIsPublished() async throws {
         try await GrantServiceHarness.with { service in
             let payload = Data("left claimed by a relay that died \(UUID())".utf8)
-            // What a relay that died between claiming and marking leaves behind.
+            let marker = Data("written after the claim \(UUID())".utf8)
+            // What a relay that died between claiming and marking leaves behind (a lease far longer
+            // than any stall of a loaded machine), then an unclaimed row written after it.
             try await service.withConnection { connection in
+                let topic = service.topicPrefix + Topic.accessEvents.rawValue
                 try await connection.execute(
                     """
                     INSERT INTO outbox (topic, message_key, payload, claimed_until)
-                    VALUES (\(service.topicPrefix + Topic.accessEvents.rawValue), 'crashed-relay', \(payload),
-                            now() + interval '3 seconds')
+                    VALUES (\(topic), 'crashed-relay', \(payload), now() + interval '1 hour')
                     """)
+                try await connection.execute(
+                    "INSERT INTO outbox (topic, message_key, payload) VALUES (\(topic), 'marker', \(marker))")
             }
-            try await Task.sleep(for: .seconds(1))
+            // The marker published: the relay polled since the claim was written (no sleep standing in).
+            try await service.eventually("a relay pass after the claim") {
+                try await service.count("SELECT count(*) FROM outbox WHERE message_key = 'marker' AND sent_at IS NULL") == 0
+            }
             #expect(try await OutboxDeliveryTests.unsent(service) == 1, "a live claim is respected")
+            // The lease ends (what the hour would do, without waiting for it).
+            _ = try await service.withConnection { connection in
+                try await connection.execute("UPDATE outbox SET claimed_until = now() WHERE message_key = 'crashed-relay'")
+            }
             try await service.eventually("the expired claim is taken over", timeout: .seconds(15)) {
                 try await OutboxDeliveryTests.unsent(service) == 0
             }
-            let messages = try await service.messages(.accessEvents, count: 1)
-            #expect(messages.map(\.value) == [payload])
+            let messages = try await service.messages(.accessEvents, count: 2)
+            #expect(Set(messages.map(\.value)) == [payload, marker])
         }
     }
 }

@@ -50,7 +50,6 @@ struct MockLibraryTests {
         #expect(fast.mockLibrdkafkaVersion.hasPrefix("2.16"), "\(fast.mockLibrdkafkaVersion)")
         let fastJoin = try await Self.firstJoin(on: fast)
         print("mock \(fast.mockLibrdkafkaVersion), clients \(DevelopmentCluster.librdkafkaVersion): first message after \(fastJoin)")
-        #expect(fastJoin < .milliseconds(1500), "first join took \(fastJoin)")
 
         // The same library without the setting keeps the mock's default: the 3 s the suite paid.
         let slow = try DevelopmentCluster(brokers: 3, environment: [DevelopmentCluster.mockLibraryVariable: library])
@@ -58,6 +57,10 @@ struct MockLibraryTests {
         let slowJoin = try await Self.firstJoin(on: slow)
         print("mock \(slow.mockLibrdkafkaVersion) with its default delay: first message after \(slowJoin)")
         #expect(slowJoin >= .milliseconds(2900), "first join took \(slowJoin)")
+        // The 2.9 s saved, measured against the slow join of the same run rather than a fixed
+        // bound on the fast one: load lengthens both joins alike (what the clients do around the
+        // delay), not the mock's fixed delay; 2 s of the 2.9 s must remain.
+        #expect(slowJoin - fastJoin >= .seconds(2), "first join \(fastJoin) with 100 ms, \(slowJoin) with the default 3 s")
     }
 
     @Test("a delay that is not a number of milliseconds, a file that is not a librdkafka, a mock that cannot set the delay: a clear error, no cluster")

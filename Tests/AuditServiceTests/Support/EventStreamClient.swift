@@ -19,6 +19,15 @@ final class EventStreamClient: Sendable {
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     private let task: Task<Void, Never>
+    /// Set once the server's `: connected` comment arrived: it writes it after subscribing, so
+    /// from then on nothing committed is missed.
+    private let isConnected: Flag
+
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
 
     init(url: URL, token: String?, lastEventID: Int64? = nil) {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
@@ -27,11 +36,13 @@ final class EventStreamClient: Sendable {
         var headers = [("Accept", "text/event-stream")]
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if let lastEventID { headers.append(("Last-Event-ID", String(lastEventID))) }
+        let isConnected = Flag()
+        self.isConnected = isConnected
         task = Task {
             // Chunks arrive one after another; the lock only lets the closure be Sendable.
             let buffer = Mutex(Data())
             _ = try? await TestHTTP.stream(url, headers: headers) { chunk in
-                buffer.withLock { Self.parse(chunk, buffer: &$0, into: continuation) }
+                if buffer.withLock({ Self.parse(chunk, buffer: &$0, into: continuation) }) { isConnected.set() }
             }
             continuation.finish()
         }
@@ -40,6 +51,16 @@ final class EventStreamClient: Sendable {
     func close() {
         task.cancel()
         continuation.finish()
+    }
+
+    /// Waits until the server has subscribed this stream (instead of a sleep that a loaded
+    /// machine outlasts), or throws after `timeout`.
+    func connected(timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !isConnected.isSet {
+            guard ContinuousClock.now < deadline else { throw HarnessError.timedOut("the event stream's `: connected`") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// The next `count` events of `type` (others are skipped), or a timeout error.
@@ -56,7 +77,9 @@ final class EventStreamClient: Sendable {
     }
 
     /// Appends bytes to `buffer` and yields every complete event in it.
-    private static func parse(_ data: Data, buffer: inout Data, into continuation: AsyncStream<Event>.Continuation) {
+    /// - Returns: whether a `: connected` comment was among them.
+    private static func parse(_ data: Data, buffer: inout Data, into continuation: AsyncStream<Event>.Continuation) -> Bool {
+        var connected = false
         buffer.append(data)
         while let end = buffer.range(of: Data("\n\n".utf8)) {
             let block = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
@@ -64,7 +87,10 @@ final class EventStreamClient: Sendable {
             var event = Event(id: nil, type: "message", data: "")
             var hasData = false
             for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
-                if line.hasPrefix(":") { continue }
+                if line.hasPrefix(":") {
+                    if line == ": connected" { connected = true }
+                    continue
+                }
                 let field = line.prefix { $0 != ":" }
                 var value = line.dropFirst(field.count + 1)
                 if value.hasPrefix(" ") { value = value.dropFirst() }
@@ -79,5 +105,6 @@ final class EventStreamClient: Sendable {
             }
             if hasData { continuation.yield(event) }
         }
+        return connected
     }
 }
