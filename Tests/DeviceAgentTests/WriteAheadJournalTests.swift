@@ -20,6 +20,8 @@ struct WriteAheadJournalTests {
         #expect(settings.mode == "wal")
         #expect(settings.synchronous == 2, "FULL; GRDB's own WAL setting would be NORMAL (1), durable only at checkpoints")
         #expect(settings.secureDelete)
+        // A new cache's pages hold seven 2 KiB records, not one (a rotation's log ~1.2 MB, not ~2 MB).
+        #expect(settings.pageSize == 16_384 && AgentStore.pageSize == 16_384)
     }
 
     @Test("an erasure returns with the log truncated and no file holding the erased ciphertext or wrapped FMK, the store still open")

@@ -58,6 +58,7 @@ struct AckPublisherService: Service {
         engine.metrics.acksOwed(owedAcks)
         guard !owed.isEmpty else { return (true, heldFor) }
         let key = Data(engine.deviceID.text.utf8)
+        for phases in engine.rotationLog.handedOff(owed.map(\.ackID)) { engine.metrics.rotated(phases) }
         let results = await producer.send(
             owed.map { KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: $0.message) })
         let delivered = zip(owed, results).compactMap { ack, result -> AgentStore.OwedAck? in

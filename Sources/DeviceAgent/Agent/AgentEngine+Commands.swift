@@ -117,6 +117,8 @@ extension AgentEngine {
         var outcome = DeviceAck.Outcome.applied
         var failure: String?
         let injected = faults.failCommand(command)
+        // A rotation's phases, for the metrics and the bench (`RotationPhases`).
+        let timer: RotationTimer? = if case .rotate = decision, injected == nil { RotationTimer(started: started) } else { nil }
         switch decision {
         case _ where injected != nil:
             change = .nothing(command.familyMemberID)
@@ -131,7 +133,7 @@ extension AgentEngine {
             do {
                 change = .rotate(
                     try await keys.fetcher.rotation(
-                        command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store))
+                        command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store, timer: timer))
                 faults.atStep(.downloaded)
             } catch let error as AgentError where error.isTransient {
                 throw error
@@ -159,13 +161,14 @@ extension AgentEngine {
         guard
             let (ack, effect) = try await store.complete(
                 command, change: change, outcome: outcome, error: failure, signer: keys.signer, started: started,
-                unchanged: unchanged,
+                unchanged: unchanged, timer: timer,
                 beforeCommit: { [faults] in
                     faults.atStep(.insideTransaction)
                     try faults.beforeCommandCommit(command)
                 },
                 afterCommit: { [faults] in faults.atStep(.afterEraseCommitBeforeScrub) })
         else { return }
+        if let timer, ack.outcome == .applied { rotationLog.committed(ack.ackID, timer: timer, at: .now) }
         faults.atStep(.committed)
         acksOwed.signal()
         log(command, decision: decision, ack: ack, effect: effect, previous: local.heldVersion)

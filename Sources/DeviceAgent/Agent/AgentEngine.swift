@@ -34,6 +34,8 @@ final class AgentEngine: Sendable {
     let commandsQueued = WakeSignal()
     /// Set when an ack is owed.
     let acksOwed = WakeSignal()
+    /// The recent rotations' phases (`RotationPhases`), finished by the ack publisher.
+    let rotationLog = RotationLog()
     /// Signs receipts (`delivered`, `not_now`) with the receipt key, locked or not; `nil` while
     /// this device has none (a locked agent whose data directory never held one).
     private let receiptKey: Mutex<ReceiptSigner?>

@@ -150,6 +150,12 @@ public final class DeviceAgent: Sendable {
     }
 
     /// One self-healing pass now (also what the CLI's `sync` does).
+    /// The phases of the FMK rotation this agent acked with `ackID` (one of its last 64), once
+    /// the ack was handed to the producer; `nil` otherwise (issue 19 item 3, the bench's fan-out).
+    public func rotationPhases(ackID: UUID) -> RotationPhases? {
+        engine.rotationLog.phases(ackID: ackID)
+    }
+
     public func selfHeal() async throws {
         _ = try await engine.selfHeal()
     }

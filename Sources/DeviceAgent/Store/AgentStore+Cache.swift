@@ -80,12 +80,13 @@ extension AgentStore {
     }
 
     /// The journal settings in force on the store's connection (for tests and diagnostics).
-    func journalSettings() async throws -> (mode: String, synchronous: Int, secureDelete: Bool) {
+    func journalSettings() async throws -> (mode: String, synchronous: Int, secureDelete: Bool, pageSize: Int) {
         try await read { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
                 try Self.synchronous(in: db),
-                try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false
+                try Bool.fetchOne(db, sql: "PRAGMA secure_delete") ?? false,
+                try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
             )
         }
     }

@@ -101,10 +101,12 @@ extension AgentStore {
     func complete(
         _ command: DeviceCommand, change: LocalChange, outcome: DeviceAck.Outcome, error: String?,
         signer: AckSigner, started: ContinuousClock.Instant, unchanged: DeviceAck.Outcome = .alreadyApplied,
+        timer: RotationTimer? = nil,
         beforeCommit: @escaping @Sendable () throws -> Void = {}, afterCommit: @escaping @Sendable () -> Void = {}
     ) async throws -> (ack: DeviceAck, effect: ChangeEffect)? {
         let result = try await write(erasing: change.erases, afterCommit: afterCommit) {
             db -> (ack: DeviceAck, effect: ChangeEffect)? in
+            let startedCPU = timer.map { _ in RotationPhases.threadCPU() }
             let pending = try Bool.fetchOne(
                 db, sql: "SELECT state = 'pending' FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
             guard pending == true else { return nil }
@@ -114,6 +116,10 @@ extension AgentStore {
             let (ack, message) = try signer.ack(
                 for: command, outcome: final, effect: effect, duration: ContinuousClock.now - started, error: error,
                 originalCommandID: reissue?.original, attempt: reissue?.attempt)
+            if let timer, let startedCPU {
+                timer.end(\.store)
+                timer.add(RotationPhases.threadCPU() - startedCPU, to: \.storeCPU)
+            }
             try Self.insertAck(ack, message: message, in: db)
             try db.execute(
                 sql: """

@@ -25,6 +25,13 @@ import RescindClient
 final class AgentStore: Sendable {
     let queue: DatabaseQueue
 
+    /// The page size of a new cache: 16 KiB, not SQLite's 4 KiB. A cached record (a 2 KiB
+    /// ciphertext and its ids, ~2.2 KB) is over half a 4 KiB page, so each took a page of its own
+    /// and a rotation's 500 records wrote ~2 MB of log (and a 2 MB file) for 1.1 MB of records;
+    /// seven fit in 16 KiB: ~1.2 MB of log per rotation, 43 % less to write and sync
+    /// (BENCHMARKS.md, issue 19 item 3). A cache created before keeps its 4 KiB pages.
+    static let pageSize = 16_384
+
     /// Opens (creating 0600 if missing) and migrates the database at `path`.
     init(path: String) throws {
         try SecureFiles.createOwnerOnlyFile(path)
@@ -33,6 +40,9 @@ final class AgentStore: Sendable {
         configuration.label = "rescind-agent"
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
+            // Before anything writes the file: a new cache gets `pageSize`-byte pages (an existing
+            // one keeps its own; a page size cannot change under a write-ahead log).
+            try db.execute(sql: "PRAGMA page_size = \(Self.pageSize)")
             // Not GRDB's `.wal` journal mode: it sets synchronous=NORMAL, whose commits are durable
             // only at the next checkpoint.
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")

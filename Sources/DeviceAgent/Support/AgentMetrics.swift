@@ -89,6 +89,31 @@ final class AgentMetrics: Sendable {
         ).recordNanoseconds(Int64(duration.wholeMilliseconds) * 1_000_000)
     }
 
+    /// `rescind_agent_rotation_phase_seconds{phase}` (wall clock: `key`, `download`, `verify`, `store`,
+    /// `commit`, `hand_off`) and `rescind_agent_rotation_cpu_seconds{phase}` (the verifying and the
+    /// store's thread: `verify`, `store`): one FMK rotation, from the command's start to its ack
+    /// handed to the producer, by phase (`RotationPhases`).
+    func rotated(_ phases: RotationPhases) {
+        for (phase, duration) in phases.named {
+            registry.makeDurationHistogram(
+                descriptor: Self.name("rotation_phase", "seconds", "One FMK rotation's wall-clock time by phase."),
+                labels: [("phase", phase)], buckets: Self.phaseBuckets
+            ).record(duration)
+        }
+        for (phase, duration) in [("verify", phases.verifyCPU), ("store", phases.storeCPU)] {
+            registry.makeDurationHistogram(
+                descriptor: Self.name("rotation_cpu", "seconds", "One FMK rotation's CPU time by phase (the thread running it)."),
+                labels: [("phase", phase)], buckets: Self.phaseBuckets
+            ).record(duration)
+        }
+    }
+
+    /// The buckets of the rotation's phases: finer than a command's (phases of a few milliseconds).
+    static let phaseBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+    ]
+
     /// `rescind_agent_self_heal_changes_total{change}`: a change self-healing made without a
     /// command: `rotated`, `erased` or `refused`.
     func selfHeal(_ change: String) {

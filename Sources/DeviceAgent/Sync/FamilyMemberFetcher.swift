@@ -34,10 +34,14 @@ struct FamilyMemberFetcher: Sendable {
     /// - Parameter floor: the highest version this device has seen; anything lower is a
     ///   downgrade and refused (`.versionDowngrade`).
     /// - Parameter store: where records wait when they span more than one page.
-    func rotation(_ familyMemberID: UUID, minimum: Int, floor: Int, store: AgentStore) async throws -> RotationResult {
+    /// - Parameter timer: gets the key, download and verify phases (`RotationPhases`).
+    func rotation(
+        _ familyMemberID: UUID, minimum: Int, floor: Int, store: AgentStore, timer: RotationTimer? = nil
+    ) async throws -> RotationResult {
         for _ in 0..<3 {
             // Verified against the owner-signed key history before anything else looks at it.
             let verified = try await GrantServiceCall.run { try await session.verifiedKey(familyMemberID) }
+            timer?.end(\.key)
             let wrapped = verified.wrapped
             guard wrapped.fmkVersion >= floor else {
                 throw AgentError(.versionDowngrade, "the grant service offered FMK v\(wrapped.fmkVersion) below v\(floor) already seen")
@@ -47,11 +51,12 @@ struct FamilyMemberFetcher: Sendable {
             }
             let fmk = verified.fmk
             let (records, cursor, raced) = try await allRecords(
-                familyMemberID, version: wrapped.fmkVersion, fmk: fmk, store: store)
+                familyMemberID, version: wrapped.fmkVersion, fmk: fmk, store: store, timer: timer)
             // Another revocation committed while we downloaded: start over at its version.
             if raced { continue }
             let local = try FMKWrapping.wrapForOwner(
                 fmk, familyMemberID: familyMemberID, version: UInt32(wrapped.fmkVersion), masterKey: storageKey)
+            timer?.end(\.download)
             return RotationResult(
                 familyMemberID: familyMemberID, fmkVersion: wrapped.fmkVersion, wrappedFMK: Data(local),
                 records: records, cursor: cursor, atRest: atRest)
@@ -116,11 +121,11 @@ struct FamilyMemberFetcher: Sendable {
     /// `raced` when a page or a record is not at `version`. A feed of one page stays in
     /// memory; a longer one goes page by page to the store's incoming table.
     private func allRecords(
-        _ familyMemberID: UUID, version: Int, fmk: SecretKey, store: AgentStore
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, store: AgentStore, timer: RotationTimer?
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         let download = UUID()
         do {
-            return try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store)
+            return try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store, timer: timer)
         } catch {
             // Nothing unverified or half-downloaded stays behind.
             try? await store.clearIncoming(download: download)
@@ -129,7 +134,7 @@ struct FamilyMemberFetcher: Sendable {
     }
 
     private func download(
-        _ familyMemberID: UUID, version: Int, fmk: SecretKey, as download: UUID, into store: AgentStore
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, as download: UUID, into store: AgentStore, timer: RotationTimer?
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         var cursor: Int64 = 0
         var staged = false
@@ -143,7 +148,15 @@ struct FamilyMemberFetcher: Sendable {
                 if staged { try await store.clearIncoming(download: download) }
                 return (.inMemory([]), 0, true)
             }
-            try Self.verify(page.records, fmk: fmk)
+            if let timer {
+                let (started, startedCPU) = (ContinuousClock.now, RotationPhases.threadCPU())
+                try Self.verify(page.records, fmk: fmk)
+                timer.add(RotationPhases.threadCPU() - startedCPU, to: \.verifyCPU)
+                timer.end(\.download, at: started)
+                timer.end(\.verify)
+            } else {
+                try Self.verify(page.records, fmk: fmk)
+            }
             cursor = page.nextCursor
             if !staged, !page.hasMore {
                 // One page: nothing to stage.

@@ -22,6 +22,14 @@ enum FanOutBench {
         /// broker) and the grant service.
         var benchCPU: Double
         var serviceCPU: Double
+        /// The last device's rotation by phase (`nil`: it erased, or its agent did not record them).
+        var phases: RotationPhases?
+    }
+
+    /// A rotation's phases in milliseconds, wall clock (and the CPU of the two synchronous ones).
+    static func describe(_ phases: RotationPhases) -> String {
+        phases.named.map { "\($0.phase) \(Format.duration(Timing.seconds($0.duration)))" }.joined(separator: " ")
+            + " (cpu: verify \(Format.duration(Timing.seconds(phases.verifyCPU))), store \(Format.duration(Timing.seconds(phases.storeCPU))))"
     }
 
     static func run(stack: BenchStack, options: BenchOptions, report: BenchReport, logger: Logger) async throws {
@@ -96,7 +104,7 @@ enum FanOutBench {
             for iteration in 0...options.revocations {
                 let sample = try await revokeOnce(
                     owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
-                    devices: identities.count, ledger: ledger, stack: stack, options: options)
+                    devices: identities.count, ledger: ledger, stack: stack, fleet: fleet, options: options)
                 guard let sample else {
                     incomplete += 1
                     BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
@@ -107,7 +115,8 @@ enum FanOutBench {
                     "\(count) agents, revocation \(iteration)\(iteration == 0 ? " (warm-up)" : ""): total \(Format.duration(sample.total)) = "
                         + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
                         + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
-                        + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")")
+                        + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")"
+                        + (sample.phases.map { "; last device's rotation: \(describe($0))" } ?? ""))
             }
             let idleCPU = await idleCPUShare(seconds: 3)
             await fleet.stop()
@@ -128,6 +137,16 @@ enum FanOutBench {
                 ("ack → published", samples.map(\.ackToBroker)),
             ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
             report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
+            let rotations = samples.compactMap(\.phases)
+            if !rotations.isEmpty {
+                func median(_ phase: KeyPath<RotationPhases, Duration>) -> String {
+                    Format.duration(Statistics.median(rotations.map { Timing.seconds($0[keyPath: phase]) }))
+                }
+                report.add(
+                    "… slowest device's rotation by phase (p50 of \(rotations.count))",
+                    project: "key \(median(\.key)); download \(median(\.download)); verify \(median(\.verify)) (cpu \(median(\.verifyCPU))); "
+                        + "store \(median(\.store)) (cpu \(median(\.storeCPU))); commit \(median(\.commit)); hand-off \(median(\.handOff))")
+            }
             report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
             let audit = samples.compactMap(\.lastAckToAudit)
             report.add(
@@ -156,7 +175,7 @@ enum FanOutBench {
     /// re-syncs their device for the next round. `nil` when some device did not ack in time.
     private static func revokeOnce(
         owner: BenchUser, revoked: BenchUser, revokedAgent: AgentFleet.Member?, familyMemberID: UUID, devices: Int,
-        ledger: EventLedger, stack: BenchStack, options: BenchOptions
+        ledger: EventLedger, stack: BenchStack, fleet: AgentFleet, options: BenchOptions
     ) async throws -> Sample? {
         let marks = Locked<[RevocationProgress.Phase: Date]>([:])
         let benchCPU = ProcessMemory.cpuSeconds() ?? 0
@@ -197,7 +216,8 @@ enum FanOutBench {
             ackToBroker: last.publishedAt.timeIntervalSince(last.ack.ackedAt),
             lastAckToAudit: completion.map { $0.publishedAt.timeIntervalSince(last.publishedAt) },
             auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 },
-            benchCPU: benchUsed, serviceCPU: serviceUsed)
+            benchCPU: benchUsed, serviceCPU: serviceUsed,
+            phases: fleet.member(last.ack.deviceID)?.agent.rotationPhases(ackID: last.ack.ackID))
     }
 
     /// CPU this process uses while idle, as a share of one core.
