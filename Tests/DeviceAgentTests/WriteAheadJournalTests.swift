@@ -56,6 +56,36 @@ struct WriteAheadJournalTests {
         #expect(try await fixture.engine.store.familyMember(kept)?.fmkVersion == 1)
     }
 
+    /// The erasing device acked last in half the fan-out bench's revocations, its ack waiting
+    /// ~100 ms behind two VACUUMs that only compact a file already holding no erased byte.
+    @Test("an erasure on the rollback journal owes its ack before its compaction, with no erased byte in any file; publishing the ack compacts")
+    func erasureAckBeforeCompaction() async throws {
+        let fixture = try await LockableFixture()
+        defer { fixture.directory.remove() }
+        let store = fixture.engine.store
+        let erasing = UUID()
+        let erased = try await fixture.cache(erasing, version: 1, count: 20)
+        let wrapped = [UInt8](try #require(try await store.familyMember(erasing)?.wrappedFMK))
+        #expect(try await store.enqueue(fixture.command(.secureDeletion, erasing, version: 2)) == .new)
+        try await fixture.engine.processPendingCommands()
+
+        let ack = try #require(try await fixture.owedAcks().first)
+        #expect(ack.outcome == .applied && ack.action == .secureDeletion)
+        #expect(try await store.read { try AgentStore.vacuumPending(in: $0) }, "the compaction is left for after the ack")
+        func expectNoErasedByte(_ when: String) throws {
+            for (name, bytes) in try fixture.directory.allFileBytes() {
+                #expect(!bytes.contains(bytes: wrapped), "wrapped FMK in \(name) \(when)")
+                #expect(!erased.records.contains { bytes.contains(bytes: [UInt8]($0.ciphertext)) }, "erased ciphertext in \(name) \(when)")
+            }
+        }
+        try expectNoErasedByte("while the ack is owed")
+
+        try await store.markSent([ack.ackID])
+        #expect(try await !store.read { try AgentStore.vacuumPending(in: $0) }, "published: compacted")
+        try expectNoErasedByte("after the compaction")
+        #expect(try await store.journalSettings().mode == "wal")
+    }
+
     struct Refused: Error {}
 
     @Test("bookkeeping (offset marks, acks and receipts marked sent) commits without a sync; the connection is FULL again after it, even when it fails")

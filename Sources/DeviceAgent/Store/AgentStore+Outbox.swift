@@ -72,7 +72,8 @@ extension AgentStore {
     /// `receipts_sent`: the audit service keeps them, and the data directory of a locked agent
     /// then holds no trace of the commands it sealed (`secure_delete` zeroes the rows, and a
     /// receipt of a sealed command, one the inbox does not hold, leaves the `vacuum` task, so the
-    /// log is scrubbed and the file compacted before this returns; see `AgentStore`).
+    /// log is scrubbed and the file compacted before this returns; see `AgentStore`). A VACUUM an
+    /// erasure left for after its ack (`complete`) runs here too.
     /// Not synced (`write(synced:)`): lost to a power cut, the acks and receipts are sent again
     /// after the restart and the audit service keeps one of each (by `ack_id`).
     func markSent(_ ackIDs: [UUID]) async throws {
@@ -103,7 +104,8 @@ extension AgentStore {
             }
             return sealedTrace
         }
-        if sealedTrace { try await vacuumIfNeeded() }
+        // The trace of a sealed command, or an erasure compacted only after its ack (`complete`).
+        try await vacuumIfNeeded()
     }
 
     /// Records the receipt `make` signs, inside the caller's transaction. A receipt is never worth

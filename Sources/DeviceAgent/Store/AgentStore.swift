@@ -84,6 +84,16 @@ final class AgentStore: Sendable {
         synced: Bool = true, erasing: Bool = false, afterCommit: @escaping @Sendable () -> Void = {},
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
+        try await writeReportingJournal(synced: synced, erasing: erasing, afterCommit: afterCommit, body).result
+    }
+
+    /// `write`, also saying whether an erasure committed on the rollback journal
+    /// (`onRollbackJournal`): its erased bytes were then in no file from its commit on, and its
+    /// compaction (VACUUM) need not come before its ack (`complete`).
+    func writeReportingJournal<T: Sendable>(
+        synced: Bool = true, erasing: Bool = false, afterCommit: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> (result: T, onRollbackJournal: Bool) {
         let unsynced = !synced && !erasing
         do {
             return try await queue.writeWithoutTransaction { db in
@@ -106,7 +116,7 @@ final class AgentStore: Sendable {
                 if rollbackJournal { try Self.enterWriteAheadLog(db) }
                 if scrub { try Self.scrub(db) }
                 guard let result else { throw AgentError(.storage, "a write transaction returned nothing") }
-                return result
+                return (result, rollbackJournal)
             }
         } catch let error as AgentError {
             throw error
