@@ -15,6 +15,8 @@ struct AckPublisherService: Service {
         var kafka = KafkaProducerConfiguration(
             bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-agent-\(engine.deviceID.text)")
         kafka.messageTimeout = .seconds(30)
+        // Each pass queues every owed message and then waits for the reports: no linger.
+        kafka.linger = .zero
         kafka.additionalProperties = configuration.kafka.producerProperties
         let producer = try KafkaProducer(configuration: kafka, logger: engine.logger)
         do {

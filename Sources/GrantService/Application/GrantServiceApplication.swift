@@ -30,9 +30,11 @@ public enum GrantServiceApplication {
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-grant-service", logger: logger)
         let (database, pool) = (opened.configuration, opened.pool)
+        // The relay, its only user, queues a whole claimed batch and then waits for every report:
+        // a linger would only delay the batch (and every command in it) by that much.
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
-                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service",
+                bootstrapServers: configuration.kafka.bootstrapServers, clientID: "rescind-grant-service", linger: .zero,
                 additionalProperties: configuration.kafka.producerProperties),
             logger: logger)
 

@@ -52,7 +52,7 @@ enum FanOutBench {
                 + "it includes the commit transaction itself (\"commit call\"). Parts are those of the device that acked last: "
                 + "commit → command published (commit transaction, NOTIFY, outbox relay), command → agent starts (consumer fetch, "
                 + "inbox), agent work (DeviceAck.duration_ms: download + re-key of the cache, or erasure), ack written → published "
-                + "(ack outbox, producer linger 5 ms). Audit = its `revocation_completed` notice's publish time − the last ack's.")
+                + "(ack outbox and its producer, no linger). Audit = its `revocation_completed` notice's publish time − the last ack's.")
         report.note(
             "Tuned: every consumer (agents, the audit service via RESCIND_KAFKA_FETCH_WAIT_MS, the bench's own topic reader) "
                 + "runs with fetch.wait.max.ms = \(options.fetchWaitMilliseconds) instead of librdkafka's 500 (the development "
@@ -100,7 +100,7 @@ enum FanOutBench {
 
             var samples: [Sample] = []
             var incomplete = 0
-            // The first revocation also waits for every agent's consumer group to form (3 s).
+            // The first revocation is a warm-up (connections, the agents' first fetch of their partition).
             for iteration in 0...options.revocations {
                 let sample = try await revokeOnce(
                     owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,

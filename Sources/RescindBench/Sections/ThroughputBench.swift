@@ -106,7 +106,7 @@ enum ThroughputBench {
             project: .rate(Statistics.median(relay), "events"), baseline: .rate(Statistics.median(raw), "events"))
         report.note(
             "Outbox baseline: `RawProducerBaseline` (RescindKafka), librdkafka's producer loop with the same settings "
-                + "(idempotent, acks=all, linger 5 ms) and payload size, to the same broker. The relay claims \(options.outboxBatch ?? 500) rows per "
+                + "(idempotent, acks=all, no linger, as the relay's producer) and payload size, to the same broker. The relay claims \(options.outboxBatch ?? 500) rows per "
                 + "transaction (RESCIND_OUTBOX_BATCH_SIZE), awaits every acknowledgement, then marks them sent.")
     }
 
@@ -119,7 +119,7 @@ enum ThroughputBench {
     }
 
     private static func rawProducerRate(stack: BenchStack, count: Int, payload: Data) async throws -> Double {
-        let configuration = KafkaProducerConfiguration(bootstrapServers: stack.bootstrapServers, clientID: "rescind-bench-raw")
+        let configuration = KafkaProducerConfiguration(bootstrapServers: stack.bootstrapServers, clientID: "rescind-bench-raw", linger: .zero)
         let topic = stack.topicPrefix + BenchStack.rawProducerTopic
         let key = Data(UUID().uuidString.lowercased().utf8)
         return try await withCheckedThrowingContinuation { continuation in
