@@ -84,4 +84,36 @@ import Testing
             }
         }
     }
+
+    @Test("a revocation's commands are written together: after their event, one per device, each kept with the same envelope")
+    func commandsOfARevocationAreWrittenAsOneBatch() async throws {
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 3)
+            _ = try await home.adultC.addDevice(name: "Adult C's iPad")
+            let committed = try await home.adultA.revoke(home.emma, user: home.adultC.keys.userID, reason: "batch")
+            #expect(committed.devicesNotified == 4)
+            let rows = try await service.withConnection { connection in
+                try await connection.query("SELECT outbox_id, topic, message_key, payload FROM outbox ORDER BY outbox_id").map {
+                    try $0.decode(Int64.self, String.self, String.self, Data.self)
+                }
+            }
+            let eventRow = try #require(rows.last { $0.1 == service.topicPrefix + Topic.revocationEvents.rawValue })
+            let commandRows = rows.filter { $0.1 == service.topicPrefix + Topic.deviceCommands.rawValue }
+            #expect(commandRows.count == 4)
+            #expect(commandRows.allSatisfy { $0.0 > eventRow.0 })
+            let kept = try await service.withConnection { connection in
+                try await connection.query(
+                    "SELECT device_id, envelope FROM device_commands WHERE event_id = \(committed.eventID) ORDER BY seq"
+                ).map { try $0.decode(UUID.self, Data.self) }
+            }
+            #expect(kept.map { $0.1 } == commandRows.map { $0.3 })
+            for (row, (deviceID, _)) in zip(commandRows, kept) {
+                let command = try SignedMessage<DeviceCommand>.verified(from: row.3, schema: DeviceCommand.schema, key: service.serviceKey).payload
+                #expect(command.deviceID == deviceID)
+                #expect(row.2 == deviceID.uuidString.lowercased())
+                #expect(command.eventID == committed.eventID)
+            }
+            #expect(Set(kept.map { $0.0 }).count == 4)
+        }
+    }
 }

@@ -35,12 +35,26 @@ struct OutboxWriter: Sendable {
             event, schema: RevocationEvent.schema, topic: .revocationEvents, key: event.familyMemberID, on: connection)
     }
 
-    /// Publishes the command and keeps its envelope for the device (`device_commands`), which
-    /// fetches what it missed at check-in (`DeviceCommandStore`).
-    func command(_ command: DeviceCommand, on connection: PostgresConnection) async throws {
-        let envelope = try await enqueue(
-            command, schema: DeviceCommand.schema, topic: .deviceCommands, key: command.deviceID, on: connection)
-        try await DeviceCommandStore.keep(command, envelope: envelope, on: connection)
+    /// Publishes the commands and keeps their envelopes for the devices (`device_commands`), which
+    /// fetch what they missed at check-in (`DeviceCommandStore`): signed one by one, written in
+    /// three statements whatever their number (outbox rows in array order, one NOTIFY, the kept
+    /// envelopes), not three per command — each statement is a round trip inside the commit.
+    func commands(_ commands: [DeviceCommand], on connection: PostgresConnection) async throws {
+        guard !commands.isEmpty else { return }
+        let envelopes = try commands.map {
+            try SignedMessage(schema: DeviceCommand.schema, signer: Self.signer, payload: $0, key: signingKey).encoded()
+        }
+        let topic = topicPrefix + Topic.deviceCommands.rawValue
+        try await connection.execute(
+            """
+            INSERT INTO outbox (topic, message_key, payload)
+            SELECT \(topic), m.key, m.payload
+            FROM unnest(\(PostgresArray(commands.map { $0.deviceID.uuidString.lowercased() })), \(PostgresArray(envelopes)))
+                 WITH ORDINALITY AS m (key, payload, position)
+            ORDER BY m.position
+            """)
+        try await connection.execute("SELECT pg_notify(\(Self.channel), '')")
+        try await DeviceCommandStore.keep(commands, envelopes: envelopes, on: connection)
     }
 
     func access(_ event: AccessEvent, on connection: PostgresConnection) async throws {

@@ -7,12 +7,18 @@ import RescindProtocol
 struct DeviceCommandStore: Sendable {
     let pool: PostgresConnectionPool
 
-    /// Keeps the envelope of `command`, inside the caller's (the commit's) transaction.
-    static func keep(_ command: DeviceCommand, envelope: Data, on connection: PostgresConnection) async throws {
+    /// Keeps the envelope of each command (same order), inside the caller's (the commit's)
+    /// transaction, in one statement.
+    static func keep(_ commands: [DeviceCommand], envelopes: [Data], on connection: PostgresConnection) async throws {
+        precondition(commands.count == envelopes.count, "one envelope per command")
         try await connection.execute(
             """
             INSERT INTO device_commands (command_id, device_id, event_id, envelope)
-            VALUES (\(command.commandID), \(command.deviceID), \(command.eventID), \(envelope))
+            SELECT c.command_id, c.device_id, c.event_id, c.envelope
+            FROM unnest(\(PostgresArray(commands.map(\.commandID))), \(PostgresArray(commands.map(\.deviceID))),
+                        \(PostgresArray(commands.map(\.eventID))), \(PostgresArray(envelopes)))
+                 WITH ORDINALITY AS c (command_id, device_id, event_id, envelope, position)
+            ORDER BY c.position
             """)
     }
 

@@ -319,13 +319,13 @@ struct RevocationStore: Sendable {
                     newFMKVersion: newVersion, recordsReencrypted: recordCount, reason: staging.reason,
                     clientDurationMs: request.clientDurationMs, occurredAt: occurredAt, expectedDevices: devices),
                 on: connection)
-            for device in devices {
-                try await outbox.command(
+            try await outbox.commands(
+                devices.map { device in
                     DeviceCommand(
                         commandID: UUID(), eventID: eventID, deviceID: device.deviceID, action: device.action,
-                        familyMemberID: staging.familyMemberID, newFMKVersion: newVersion, issuedAt: occurredAt),
-                    on: connection)
-            }
+                        familyMemberID: staging.familyMemberID, newFMKVersion: newVersion, issuedAt: occurredAt)
+                },
+                on: connection)
             // Issue 17, item 4: what the revoked user's devices could hold, sealed to the owner. Before
             // the staging area goes: it keeps each record's change sequence from before the swap.
             // A rotation revokes nobody: no exposure report (the stolen device's is `device list`'s).

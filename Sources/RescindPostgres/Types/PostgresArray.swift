@@ -1,6 +1,6 @@
 import Foundation
 
-/// A one-dimensional array parameter (`uuid[]`, `text[]`, `int8[]`), for
+/// A one-dimensional array parameter (`uuid[]`, `text[]`, `int8[]`, `bytea[]`), for
 /// `WHERE id = ANY(\(PostgresArray(ids)))`: one bind instead of one per element.
 public struct PostgresArray<Element: PostgresArrayElement>: PostgresEncodable {
     public var elements: [Element]
@@ -44,4 +44,8 @@ extension String: PostgresArrayElement {
 
 extension Int64: PostgresArrayElement {
     public static var postgresArrayType: PostgresDataType { .int8Array }
+}
+
+extension Data: PostgresArrayElement {
+    public static var postgresArrayType: PostgresDataType { .byteaArray }
 }

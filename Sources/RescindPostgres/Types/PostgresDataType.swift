@@ -27,12 +27,13 @@ public struct PostgresDataType: Hashable, Sendable, CustomStringConvertible {
     public static let textArray = PostgresDataType(oid: 1009)
     public static let int8Array = PostgresDataType(oid: 1016)
     public static let uuidArray = PostgresDataType(oid: 2951)
+    public static let byteaArray = PostgresDataType(oid: 1001)
 
     static let knownNames: [UInt32: String] = [
         16: "bool", 17: "bytea", 19: "name", 20: "int8", 21: "int2", 23: "int4", 25: "text",
         114: "json", 700: "float4", 701: "float8", 705: "unknown", 1042: "bpchar", 1043: "varchar",
         1114: "timestamp", 1184: "timestamptz", 2950: "uuid", 3802: "jsonb", 1009: "text[]", 1016: "int8[]",
-        2951: "uuid[]",
+        2951: "uuid[]", 1001: "bytea[]",
     ]
 
     /// Whether this is one of the built-in types listed above (others: enums, domains, arrays, …).
