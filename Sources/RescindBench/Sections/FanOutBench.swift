@@ -100,7 +100,7 @@ enum FanOutBench {
 
             var samples: [Sample] = []
             var incomplete = 0
-            // The first revocation is a warm-up (connections, the agents' first fetch of their partition).
+            // The first revocation is a warm-up (connections, every agent's consumer group forming).
             for iteration in 0...options.revocations {
                 let sample = try await revokeOnce(
                     owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
