@@ -39,6 +39,13 @@ struct FamilyMemberFetcher: Sendable {
         _ familyMemberID: UUID, minimum: Int, floor: Int, store: AgentStore, timer: RotationTimer? = nil
     ) async throws -> RotationResult {
         for _ in 0..<3 {
+            // The change feed's first page is fetched while the key is fetched and verified (two
+            // round trips at once instead of one after the other), and looked at only once the key
+            // is verified: its records must then open under the verified FMK at the key's version,
+            // or the page is dropped (a version behind or ahead: `raced`, fetched again).
+            async let firstPage = GrantServiceCall.run {
+                try await session.client.changes(familyMemberID, since: 0, limit: pageSize)
+            }
             // Verified against the owner-signed key history before anything else looks at it.
             let verified = try await GrantServiceCall.run { try await session.verifiedKey(familyMemberID) }
             timer?.end(\.key)
@@ -51,7 +58,7 @@ struct FamilyMemberFetcher: Sendable {
             }
             let fmk = verified.fmk
             let (records, cursor, raced) = try await allRecords(
-                familyMemberID, version: wrapped.fmkVersion, fmk: fmk, store: store, timer: timer)
+                familyMemberID, version: wrapped.fmkVersion, fmk: fmk, first: try await firstPage, store: store, timer: timer)
             // Another revocation committed while we downloaded: start over at its version.
             if raced { continue }
             let local = try FMKWrapping.wrapForOwner(
@@ -120,12 +127,14 @@ struct FamilyMemberFetcher: Sendable {
     /// The whole change feed at `version`, each page verified under `fmk` as it arrives;
     /// `raced` when a page or a record is not at `version`. A feed of one page stays in
     /// memory; a longer one goes page by page to the store's incoming table.
+    /// - Parameter first: the feed's first page (from position 0), already fetched.
     private func allRecords(
-        _ familyMemberID: UUID, version: Int, fmk: SecretKey, store: AgentStore, timer: RotationTimer?
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, first: RecordPage, store: AgentStore, timer: RotationTimer?
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         let download = UUID()
         do {
-            return try await self.download(familyMemberID, version: version, fmk: fmk, as: download, into: store, timer: timer)
+            return try await self.download(
+                familyMemberID, version: version, fmk: fmk, first: first, as: download, into: store, timer: timer)
         } catch {
             // Nothing unverified or half-downloaded stays behind.
             try? await store.clearIncoming(download: download)
@@ -134,15 +143,22 @@ struct FamilyMemberFetcher: Sendable {
     }
 
     private func download(
-        _ familyMemberID: UUID, version: Int, fmk: SecretKey, as download: UUID, into store: AgentStore, timer: RotationTimer?
+        _ familyMemberID: UUID, version: Int, fmk: SecretKey, first: RecordPage, as download: UUID, into store: AgentStore,
+        timer: RotationTimer?
     ) async throws -> (RotatedRecords, Int64, raced: Bool) {
         var cursor: Int64 = 0
         var staged = false
         // The ids kept so far (16 bytes each, not the records): what the staged rows must add up to.
         var kept: Set<UUID> = []
+        var prefetched: RecordPage? = first
         while true {
-            let page = try await GrantServiceCall.run {
-                try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
+            let page: RecordPage
+            if let first = prefetched {
+                (page, prefetched) = (first, nil)
+            } else {
+                page = try await GrantServiceCall.run {
+                    try await session.client.changes(familyMemberID, since: cursor, limit: pageSize)
+                }
             }
             guard page.currentFMKVersion == version, page.records.allSatisfy({ $0.fmkVersion == version }) else {
                 if staged { try await store.clearIncoming(download: download) }
