@@ -179,6 +179,16 @@ import Testing
                     CommitRevocationRequest(
                         newFMKVersion: 3, grants: withoutC, statement: try await a.revokeStatement(second, grants: withoutC, newFMK: newFMK)))
             }
+            // A copy for C wrapped to a key that is not C's current one: refused, nothing changed.
+            var toStaleKey = grants
+            let c = try #require(toStaleKey.firstIndex { $0.granteeUserID == home.adultC.keys.userID })
+            toStaleKey[c].granteeAgreementPublicKey = Data(X25519.PrivateKey().publicKey.rawRepresentation)
+            await expectFailure(409, "stale_identity_key") {
+                try await a.client.commitRevocation(
+                    second.revocationID,
+                    CommitRevocationRequest(
+                        newFMKVersion: 3, grants: toStaleKey, statement: try await a.revokeStatement(second, grants: toStaleKey, newFMK: newFMK)))
+            }
             // A `revoke` statement (naming C) on a rotation's commit is refused too.
             var revokeKind = statement.statement
             revokeKind.kind = .revoke
@@ -193,7 +203,12 @@ import Testing
             // The complete commit goes through.
             _ = try await a.client.commitRevocation(
                 second.revocationID, CommitRevocationRequest(newFMKVersion: 3, grants: grants, statement: statement))
-            #expect(try await b.readRecords(home.emma) == records)
+            // Every holder's new copy was stored (one statement for all of them): each opens v3.
+            for holder in [a, b, home.adultC] {
+                #expect(try await holder.client.wrappedKey(home.emma).fmkVersion == 3)
+                #expect(try await holder.readRecords(home.emma) == records)
+            }
+            #expect(try await service.count("SELECT count(*) FROM access_grants WHERE fmk_version <> 3 AND revoked_at IS NULL") == 0)
         }
     }
 

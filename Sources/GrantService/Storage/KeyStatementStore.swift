@@ -86,10 +86,9 @@ struct KeyStatementStore: Sendable {
             """
         ).map { try $0.decode(UUID.self, column: 0) }
         var copies: [UUID: (wrapped: Data, fingerprint: Data)] = [:]
+        let agreementKeys = try await agreementKeys(of: Array(changed.keys), on: connection)
         for (userID, wrapped) in changed {
-            let agreementKey = try await connection.query("SELECT agreement_public_key FROM users WHERE user_id = \(userID)")
-                .first?.decode(Data.self, column: 0) ?? Data()
-            copies[userID] = (wrapped, KeyStatement.fingerprint(ofAgreementKey: agreementKey))
+            copies[userID] = (wrapped, KeyStatement.fingerprint(ofAgreementKey: agreementKeys[userID] ?? Data()))
         }
         try GrantRules.checkKeyStatement(
             signed,
@@ -104,6 +103,19 @@ struct KeyStatementStore: Sendable {
             VALUES (\(familyMemberID), \(signed.statement.seq), \(signed.statement.fmkVersion),
                     \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()))
             """)
+    }
+
+    /// The agreement keys of these users, one query for all of them (absent users are absent).
+    static func agreementKeys(of userIDs: [UUID], on connection: PostgresConnection) async throws -> [UUID: Data] {
+        guard !userIDs.isEmpty else { return [:] }
+        var keys: [UUID: Data] = [:]
+        for row in try await connection.query(
+            "SELECT user_id, agreement_public_key FROM users WHERE user_id = ANY(\(PostgresArray(userIDs)))")
+        {
+            let (userID, key) = try row.decode(UUID.self, Data.self)
+            keys[userID] = key
+        }
+        return keys
     }
 
     private static func identityKey(of userID: UUID, on connection: PostgresConnection) async throws -> Data {

@@ -278,17 +278,20 @@ struct RevocationStore: Sendable {
                     """)
             }
             let ownerKey = try await families.agreementKey(of: owner, on: connection)!
-            for grant in request.grants {
-                try await connection.execute(
-                    """
-                    UPDATE access_grants
-                    SET wrapped_fmk = \(grant.wrappedFMK), fmk_version = \(newVersion), wrapping = \(grant.wrapping),
-                        granter_agreement_public_key = \(grant.wrapping == .ecdh ? ownerKey : nil),
-                        granted_by_user_id = \(owner)
-                    WHERE family_member_id = \(staging.familyMemberID) AND grantee_user_id = \(grant.granteeUserID)
-                      AND revoked_at IS NULL
-                    """)
-            }
+            // Every new copy in one statement (it was one per grantee: a round trip each, inside
+            // the transaction every device's command waits for).
+            try await connection.execute(
+                """
+                UPDATE access_grants g
+                SET wrapped_fmk = n.wrapped_fmk, fmk_version = \(newVersion), wrapping = n.wrapping,
+                    granter_agreement_public_key = CASE WHEN n.wrapping = 'ecdh' THEN \(ownerKey) END,
+                    granted_by_user_id = \(owner)
+                FROM unnest(\(PostgresArray(request.grants.map(\.granteeUserID))),
+                            \(PostgresArray(request.grants.map(\.wrappedFMK))),
+                            \(PostgresArray(request.grants.map(\.wrapping.rawValue)))) AS n(grantee_user_id, wrapped_fmk, wrapping)
+                WHERE g.family_member_id = \(staging.familyMemberID) AND g.grantee_user_id = n.grantee_user_id
+                  AND g.revoked_at IS NULL
+                """)
             try await connection.execute(
                 """
                 UPDATE family_members SET current_fmk_version = \(newVersion)
@@ -393,10 +396,10 @@ struct RevocationStore: Sendable {
                 """
             ).map { try $0.decode(UUID.self, column: 0) })
         try GrantRules.checkNewGrants(grants, activeGrantees: active, revokedUserID: staging.revokedUserID, ownerUserID: owner)
-        for grant in grants where grant.wrapping == .ecdh {
-            guard try await families.agreementKey(of: grant.granteeUserID, on: connection) == grant.granteeAgreementPublicKey else {
-                throw GrantRules.staleIdentityKey
-            }
+        let ecdh = grants.filter { $0.wrapping == .ecdh }
+        let current = try await KeyStatementStore.agreementKeys(of: ecdh.map(\.granteeUserID), on: connection)
+        for grant in ecdh where current[grant.granteeUserID] != grant.granteeAgreementPublicKey {
+            throw GrantRules.staleIdentityKey
         }
     }
 
