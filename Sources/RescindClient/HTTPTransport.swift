@@ -36,18 +36,26 @@ struct HTTPTransport: Sendable {
 
     struct ConfigurationErrorBox: Error { let description: String }
 
-    /// `HTTPClient.shared`'s browser-like settings, but with two differences that matter here:
+    /// `HTTPClient.shared`'s browser-like settings, but with three differences that matter here:
     /// a connection that cannot be established (refused, TLS handshake refused) fails the
     /// request at once instead of being retried until the request's deadline (callers have
     /// their own retry and backoff, and a user waiting 30 s to hear "connection refused" is
-    /// worse than hearing it), and redirects are never followed (a redirect would carry the
-    /// device's bearer token to wherever the answer points). Never shut down, like `.shared`.
+    /// worse than hearing it); redirects are never followed (a redirect would carry the
+    /// device's bearer token to wherever the answer points); and up to 64 connections per
+    /// service instead of a browser's 8, because one process may host many devices (the
+    /// benchmark's agents, a fleet host): ten agents rotating at once send twenty requests, and
+    /// with 8 connections twelve of them queued behind others' 1 MiB pages (BENCHMARKS.md,
+    /// issue 19 item 3). A single agent or the CLI never has more than a few in flight.
+    /// Never shut down, like `.shared`.
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.connectionsPerService
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
+
+    static let connectionsPerService = 64
 
     struct Response: Sendable {
         let status: Int
