@@ -18,12 +18,42 @@ enum FanOutBench {
         var ackToBroker: Double
         var lastAckToAudit: Double?
         var auditCommitToLastAck: Double?
-        /// CPU seconds from the revoke call to the last ack: this process (owner client, agents,
-        /// broker) and the grant service.
-        var benchCPU: Double
-        var serviceCPU: Double
+        /// CPU from the commit request to the last ack.
+        var cpu: CPUCounters
         /// The last device's rotation by phase (`nil`: it erased, or its agent did not record them).
         var phases: RotationPhases?
+    }
+
+    /// CPU seconds used so far by this process (owner client, agents, broker), the grant service,
+    /// the audit service and the whole machine (PostgreSQL too), and when they were read.
+    struct CPUCounters: Sendable {
+        var bench = 0.0
+        var grant = 0.0
+        var audit = 0.0
+        var machine = 0.0
+        var seconds = 0.0
+
+        init() {}
+
+        init(stack: BenchStack) {
+            bench = ProcessMemory.cpuSeconds() ?? 0
+            grant = ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0
+            audit = ProcessMemory.cpuSeconds(pid: stack.audit.pid) ?? 0
+            machine = ProcessMemory.machineBusySeconds() ?? 0
+            seconds = Timing.seconds(ContinuousClock.now - Self.origin)
+        }
+
+        private static let origin = ContinuousClock.now
+
+        func since(_ earlier: CPUCounters) -> CPUCounters {
+            var used = CPUCounters()
+            (used.bench, used.grant, used.audit) = (bench - earlier.bench, grant - earlier.grant, audit - earlier.audit)
+            (used.machine, used.seconds) = (machine - earlier.machine, seconds - earlier.seconds)
+            return used
+        }
+
+        /// The machine's busy share of its cores over the window.
+        var busyShare: Double { machine / max(seconds, 0.001) / Double(ProcessInfo.processInfo.activeProcessorCount) }
     }
 
     /// A rotation's phases in milliseconds, wall clock (and the CPU of the two synchronous ones).
@@ -158,9 +188,12 @@ enum FanOutBench {
                     project: Format.duration(Statistics.median(auditView)))
             }
             report.note(
-                "\(count) agents: CPU per revocation (p50), revoke call to last ack: bench process (owner client, agents, broker) "
-                    + String(format: "%.2f s, grant service %.2f s, on %d cores", Statistics.median(samples.map(\.benchCPU)),
-                        Statistics.median(samples.map(\.serviceCPU)), ProcessInfo.processInfo.activeProcessorCount))
+                "\(count) agents: CPU per revocation (p50), commit request to last ack: bench process (owner client, agents, broker) "
+                    + String(format: "%.3f s, grant service %.3f s, audit service %.3f s; the whole machine %.3f s, ",
+                        Statistics.median(samples.map(\.cpu.bench)), Statistics.median(samples.map(\.cpu.grant)),
+                        Statistics.median(samples.map(\.cpu.audit)), Statistics.median(samples.map(\.cpu.machine)))
+                    + String(format: "%.0f%% of its %d cores over the window", Statistics.median(samples.map(\.cpu.busyShare)) * 100,
+                        ProcessInfo.processInfo.activeProcessorCount))
             if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
             report.note(
                 "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
@@ -178,19 +211,20 @@ enum FanOutBench {
         ledger: EventLedger, stack: BenchStack, fleet: AgentFleet, options: BenchOptions
     ) async throws -> Sample? {
         let marks = Locked<[RevocationProgress.Phase: Date]>([:])
-        let benchCPU = ProcessMemory.cpuSeconds() ?? 0
-        let serviceCPU = ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0
+        // CPU counters when the commit request goes out: the window is the fan-out's, not the
+        // owner's download, re-encryption and upload before it.
+        let atCommit = Locked<CPUCounters?>(nil)
         let committed = try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) {
             progress in
             let now = Date()
+            if progress.phase == .committing, atCommit.current == nil { atCommit.withLock { $0 = CPUCounters(stack: stack) } }
             marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
         }
         guard committed.devicesNotified == devices else {
             throw BenchError("the commit notified \(committed.devicesNotified) devices, expected \(devices)")
         }
         let acks = await ledger.waitForAcks(committed.eventID, count: devices, timeout: .seconds(60))
-        let benchUsed = (ProcessMemory.cpuSeconds() ?? 0) - benchCPU
-        let serviceUsed = (ProcessMemory.cpuSeconds(pid: stack.grant.pid) ?? 0) - serviceCPU
+        let used = atCommit.current.map { CPUCounters(stack: stack).since($0) } ?? CPUCounters()
         _ = await Timing.wait(timeout: .seconds(5)) { ledger.completion(of: committed.eventID) != nil }
 
         try await owner.session.grant(familyMemberID, to: revoked.userID)
@@ -216,7 +250,7 @@ enum FanOutBench {
             ackToBroker: last.publishedAt.timeIntervalSince(last.ack.ackedAt),
             lastAckToAudit: completion.map { $0.publishedAt.timeIntervalSince(last.publishedAt) },
             auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 },
-            benchCPU: benchUsed, serviceCPU: serviceUsed,
+            cpu: used,
             phases: fleet.member(last.ack.deviceID)?.agent.rotationPhases(ackID: last.ack.ackID))
     }
 

@@ -33,4 +33,18 @@ enum ProcessMemory {
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// CPU time every core of the machine has spent busy so far (`/proc/stat`: all but idle and
+    /// iowait), in seconds: with `cpuSeconds`, what the rest of the machine (PostgreSQL, the
+    /// broker) used in the same window.
+    static func machineBusySeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 5 else { return nil }
+        // user nice system idle iowait irq softirq steal (guest time is already in user).
+        let busy = ticks.prefix(8).enumerated().filter { $0.offset != 3 && $0.offset != 4 }.map(\.element).reduce(0, +)
+        return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
