@@ -120,4 +120,53 @@ struct LongRotationTests {
         #expect(try await store.familyMember(id)?.fmkVersion == 1)
         #expect(try await store.records(of: id).map(\.recordID) == cached.map(\.recordID))
     }
+
+    /// The swap runs in statements of `swapChunk` staged rows (a single statement kept every
+    /// overwritten page in an in-memory statement journal: 23 MB at 10,000 records). Pages of
+    /// two downloads interleaved in the staging table, a count that is not a multiple of the
+    /// chunk, and rows deleted inside the download: exactly this download's rows move, once.
+    @Test("a staged download is swapped in chunk by chunk: all of its rows, none of another download's")
+    func theSwapMovesOneDownloadInChunks() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try AgentStore(path: directory.file("agent.sqlite"))
+        let (id, otherID) = (UUID(), UUID())
+        func record(_ member: UUID, version: Int, seq: Int64, id recordID: UUID = UUID()) -> RecordResponse {
+            RecordResponse(
+                recordID: recordID, familyMemberID: member, fmkVersion: version, nonce: Data(count: 12),
+                ciphertext: Data(repeating: UInt8(version), count: 64), tag: Data(count: 16), changeSeq: seq)
+        }
+        let count = Int(AgentStore.swapChunk) * 2 + 234
+        let cached = (0..<count).map { record(id, version: 1, seq: Int64($0)) }
+        _ = try await store.apply(
+            .rotate(RotationResult(familyMemberID: id, fmkVersion: 1, wrappedFMK: Data(count: 40), records: .inMemory(cached), cursor: 0)))
+
+        // Version 2 of every record (plus one new), staged in pages of 300, with a page of another
+        // download (another family member) between each, and one record deleted in the last page.
+        let (download, other) = (UUID(), UUID())
+        var incoming = cached.map { record(id, version: 2, seq: $0.changeSeq + 10_000, id: $0.recordID) }
+        incoming.append(record(id, version: 2, seq: 20_000))
+        let deleted = incoming[5].recordID
+        var pages = stride(from: 0, to: incoming.count, by: 300).map { Array(incoming[$0..<min($0 + 300, incoming.count)]) }
+        for (index, page) in pages.enumerated() {
+            let isLast = index == pages.count - 1
+            try await store.stageIncoming(download: download, records: page, deleted: isLast ? [deleted] : [], atRest: nil)
+            let strangers = (0..<50).map { record(otherID, version: 7, seq: Int64(index * 50 + $0)) }
+            try await store.stageIncoming(download: other, records: strangers, deleted: [], atRest: nil)
+        }
+        pages.removeAll()
+        _ = try await store.apply(
+            .rotate(
+                RotationResult(
+                    familyMemberID: id, fmkVersion: 2, wrappedFMK: Data(count: 40),
+                    records: .staged(download: download, count: incoming.count - 1), cursor: 20_000)))
+
+        let rows = try await store.records(of: id)
+        #expect(rows.count == incoming.count - 1)
+        #expect(rows.allSatisfy { $0.fmkVersion == 2 })
+        #expect(Set(rows.map(\.recordID)) == Set(incoming.map(\.recordID)).subtracting([deleted]))
+        #expect(try await store.incomingCount(download: download) == 0)
+        #expect(try await store.incomingCount(download: other) == 50 * ((incoming.count + 299) / 300))
+        #expect(try await store.records(of: otherID).isEmpty)
+    }
 }
