@@ -169,4 +169,28 @@ struct LongRotationTests {
         #expect(try await store.incomingCount(download: other) == 50 * ((incoming.count + 299) / 300))
         #expect(try await store.records(of: otherID).isEmpty)
     }
+
+    /// The erasure of a long family member poisons its rows a batch at a time (it read them
+    /// all at once before: ~20 MB for 10,000 records): every row, once, none left readable.
+    @Test("an erasure of more records than one batch overwrites every row, each under the ephemeral key")
+    func aLongErasurePoisonsEveryRow() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try AgentStore(path: directory.file("agent.sqlite"))
+        let id = UUID()
+        let cached = (0..<1_234).map { index in
+            RecordResponse(
+                recordID: UUID(), familyMemberID: id, fmkVersion: 1, nonce: Data(count: 12),
+                ciphertext: Data(repeating: 0xA5, count: 64), tag: Data(count: 16), changeSeq: Int64(index))
+        }
+        _ = try await store.apply(
+            .rotate(RotationResult(familyMemberID: id, fmkVersion: 1, wrappedFMK: Data(count: 40), records: .inMemory(cached), cursor: 0)))
+        let effect = try await store.apply(.erase(id, floor: 2))
+        #expect(effect.recordsProcessed == cached.count)
+        let rows = try await store.records(of: id)
+        #expect(rows.count == cached.count)
+        #expect(rows.allSatisfy { $0.fmkVersion == 0 && $0.ciphertext != Data(repeating: 0xA5, count: 64) })
+        #expect(Set(rows.map(\.recordID)) == Set(cached.map(\.recordID)))
+        #expect(try await store.familyMember(id)?.status == .revoked)
+    }
 }
