@@ -95,8 +95,10 @@ public enum Timestamp {
     }
 
     /// Milliseconds since 1970 of a timestamp exactly in the form `format` writes, with every
-    /// field in range; `nil` for anything else, which goes to Foundation's parser as before (so
-    /// this path accepts a subset of what was accepted, with the same value: `TimestampTests`).
+    /// field in range; `nil` for anything else, which goes to Foundation's parser as before: this
+    /// path accepts a subset of what was accepted, with the same value up to the year 2200
+    /// (`TimestampTests`); beyond, Foundation's `Double` seconds lose a millisecond now and then
+    /// and this path does not.
     static func canonicalMilliseconds(_ text: String) -> Int64? {
         var text = text
         return text.withUTF8 { bytes -> Int64? in
