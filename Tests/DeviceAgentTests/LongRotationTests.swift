@@ -122,10 +122,11 @@ struct LongRotationTests {
     }
 
     /// The swap runs in statements of `swapChunk` staged rows (a single statement kept every
-    /// overwritten page in an in-memory statement journal: 23 MB at 10,000 records). Pages of
+    /// overwritten page in an in-memory statement journal: 23 MB at 10,000 records; that bound is
+    /// shown by the bench's memory figure, not here). What it moves: pages of
     /// two downloads interleaved in the staging table, a count that is not a multiple of the
     /// chunk, and rows deleted inside the download: exactly this download's rows move, once.
-    @Test("a staged download is swapped in chunk by chunk: all of its rows, none of another download's")
+    @Test("a staged download longer than a swap chunk, interleaved with another, moves all of its rows and none of the other's")
     func theSwapMovesOneDownloadInChunks() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

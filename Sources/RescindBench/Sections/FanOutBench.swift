@@ -221,7 +221,7 @@ enum FanOutBench {
         let committed = try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) {
             progress in
             let now = Date()
-            if progress.phase == .committing, atCommit.current == nil { atCommit.withLock { $0 = CPUCounters(stack: stack) } }
+            if progress.phase == .committing { atCommit.withLock { $0 = $0 ?? CPUCounters(stack: stack) } }
             marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
         }
         guard committed.devicesNotified == devices else {
