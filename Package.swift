@@ -73,6 +73,8 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // glibc's <malloc.h> (mallopt), for `MemoryAllocator`; part of libc, nothing to install.
+        .systemLibrary(name: "CMalloc"),
 
         // MARK: One module per concern
 
@@ -104,10 +106,12 @@ let package = Package(
         // Typed `RESCIND_*` environment settings, read the same way by every executable.
         .target(name: "RescindConfiguration"),
 
-        // A process's bounded graceful shutdown (`ShutdownDeadline`): the services' and the agent's.
+        // A process's bounded graceful shutdown (`ShutdownDeadline`) and its allocator settings
+        // (`MemoryAllocator`): the services' and the agent's.
         .target(
             name: "RescindLifecycle",
             dependencies: [
+                .target(name: "CMalloc", condition: .when(platforms: [.linux])),
                 "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -264,7 +268,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceAgentMain",
             dependencies: [
-                "DeviceAgent", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceAgent", "RescindLifecycle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -377,6 +381,7 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "DeviceAgent", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindProtocol",
+                "RescindLifecycle",
                 // The malicious-server tests write to the grant service's schema directly.
                 "RescindPostgres",
                 .product(name: "Logging", package: "swift-log"),

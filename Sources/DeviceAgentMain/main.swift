@@ -2,6 +2,7 @@ import ArgumentParser
 import DeviceAgent
 import Foundation
 import RescindClient
+import RescindLifecycle
 
 // rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
 // shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).
@@ -15,6 +16,9 @@ func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("rescind-agent: \(message)\n".utf8))
     exit(1)
 }
+
+// A page of records freed goes back to the system, not to malloc's heap (`MemoryAllocator`).
+MemoryAllocator.configureAgent(environment: ProcessInfo.processInfo.environment)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 // Help needs no configuration.

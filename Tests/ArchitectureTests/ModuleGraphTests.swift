@@ -80,6 +80,7 @@ import Testing
         let targets = try Self.describe()
         let wrappers: [String: String] = [
             "CSodium": "RescindCrypto", "CLibCrypto": "RescindCrypto", "CRdKafka": "RescindKafka", "CLibPQ": "RescindPostgres",
+            "CMalloc": "RescindLifecycle",
         ]
         for (library, wrapper) in wrappers {
             let users = targets.values.filter { $0.targetDependencies.contains(library) }.map(\.name)
