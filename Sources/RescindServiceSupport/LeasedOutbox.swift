@@ -57,14 +57,89 @@ public struct LeasedOutbox<ID: PostgresArrayElement & PostgresDecodable>: Sendab
     ///   - publish: one result per message, in order; runs with no connection held.
     /// - Throws: what the two statements or `decode` throw; a failed delivery is not thrown but
     ///   counted in the result.
-    public func publishBatch<Message, Delivery, Failure: Error>(
+    public func publishBatch<Message: Sendable, Delivery, Failure: Error>(
         returning columns: [String],
-        decode: (PostgresRow) throws -> (order: Int64, id: ID, message: Message),
+        decode: @escaping @Sendable (PostgresRow) throws -> (order: Int64, id: ID, message: Message),
         publish: ([Message]) async -> [Result<Delivery, Failure>]
     ) async throws -> Batch {
+        let rows = try await claim(columns, decode)
+        return try await publishAndMark(rows, publish)
+    }
+
+    /// Publishes batch after batch until one comes back short of `batchSize` (the table is
+    /// drained) or has a delivery that failed, **claiming the next batch while the current one
+    /// is published and marked**: a relay's pace is then the slower of the database and the
+    /// broker, not their sum (BENCHMARKS.md, the outbox relay). Batches are still published one
+    /// after the other, in `orderColumn` order: the next one reaches `publish` only once every
+    /// message of the current one was acknowledged. When a delivery fails, the batch claimed
+    /// ahead is released unpublished, with the failed rows, so the next attempt starts again at
+    /// the first row not sent, as `publishBatch` does.
+    /// - Returns: the totals over every batch; `claimed` of the last batch in `lastClaimed`
+    ///   (`batchSize` only when a failure stopped the drain early).
+    /// - Throws: what the statements or `decode` throw. The batch claimed ahead is released
+    ///   first when it can be; when it cannot, its lease lets any relay take it once it passed.
+    public func publishBatches<Message: Sendable, Delivery, Failure: Error>(
+        returning columns: [String],
+        decode: @escaping @Sendable (PostgresRow) throws -> (order: Int64, id: ID, message: Message),
+        publish: ([Message]) async -> [Result<Delivery, Failure>]
+    ) async throws -> Drain {
+        var drain = Drain()
+        var rows = try await claim(columns, decode)
+        while !rows.isEmpty {
+            // Only a full batch can have more behind it.
+            let full = rows.count == batchSize
+            async let ahead = full ? claim(columns, decode) : []
+            let batch: Batch
+            do {
+                batch = try await publishAndMark(rows, publish)
+            } catch {
+                // Never cancelled half-way: a claim that committed is released, not left to its lease.
+                if let claimed = try? await ahead { try? await release(claimed.map(\.id)) }
+                throw error
+            }
+            drain.add(batch)
+            let next = try await ahead
+            if batch.failed > 0 {
+                try await release(next.map(\.id))
+                break
+            }
+            rows = next
+        }
+        return drain
+    }
+
+    /// What a drain of several batches came to (`publishBatches`).
+    public struct Drain: Sendable, Equatable {
+        public var batches = 0
+        public var claimed = 0
+        public var delivered = 0
+        public var failed = 0
+        /// Rows the last batch claimed: short of `batchSize` when the table was drained.
+        public var lastClaimed = 0
+        public var firstFailure: String?
+
+        mutating func add(_ batch: Batch) {
+            batches += 1
+            claimed += batch.claimed
+            delivered += batch.delivered
+            failed += batch.failed
+            lastClaimed = batch.claimed
+            firstFailure = firstFailure ?? batch.firstFailure
+        }
+    }
+
+    private struct Claimed<Message: Sendable>: Sendable {
+        let order: Int64
+        let id: ID
+        let message: Message
+    }
+
+    /// One statement, its own transaction: the row locks last only as long as the claim.
+    private func claim<Message: Sendable>(
+        _ columns: [String], _ decode: @escaping @Sendable (PostgresRow) throws -> (order: Int64, id: ID, message: Message)
+    ) async throws -> [Claimed<Message>] {
         let leaseMilliseconds = Int64(claimLease.components.seconds) * 1000 + claimLease.components.attoseconds / 1_000_000_000_000_000
-        // One statement, its own transaction: the row locks last only as long as the claim.
-        let rows = try await pool.withConnection { connection in
+        return try await pool.withConnection { connection in
             try await connection.query(
                 """
                 UPDATE \(unescaped: table) SET claimed_until = now() + \(leaseMilliseconds) * interval '1 millisecond'
@@ -74,8 +149,18 @@ public struct LeasedOutbox<ID: PostgresArrayElement & PostgresDecodable>: Sendab
                     ORDER BY \(unescaped: orderColumn) LIMIT \(batchSize) FOR UPDATE SKIP LOCKED)
                 RETURNING \(unescaped: columns.joined(separator: ", "))
                 """
-            ).map(decode)
+            ).map { row in
+                let (order, id, message) = try decode(row)
+                return Claimed(order: order, id: id, message: message)
+            }
         }.sorted { $0.order < $1.order }
+    }
+
+    /// Hands `rows` to `publish` with no connection held, then marks the delivered ones sent
+    /// and releases the others at once.
+    private func publishAndMark<Message: Sendable, Delivery, Failure: Error>(
+        _ rows: [Claimed<Message>], _ publish: ([Message]) async -> [Result<Delivery, Failure>]
+    ) async throws -> Batch {
         guard !rows.isEmpty else { return Batch(claimed: 0, delivered: 0, failed: 0, firstFailure: nil) }
         // No connection is held while the producer waits for the broker.
         let results = await publish(rows.map(\.message))
@@ -99,15 +184,21 @@ public struct LeasedOutbox<ID: PostgresArrayElement & PostgresDecodable>: Sendab
                     WHERE \(unescaped: idColumn) = ANY(\(PostgresArray(delivered)))
                     """)
             }
-            if !failed.isEmpty {
-                // Released for the next attempt rather than left to the lease.
-                try await connection.execute(
-                    """
-                    UPDATE \(unescaped: table) SET claimed_until = NULL
-                    WHERE \(unescaped: idColumn) = ANY(\(PostgresArray(failed))) AND sent_at IS NULL
-                    """)
-            }
         }
+        // Released for the next attempt rather than left to the lease.
+        try await release(failed)
         return Batch(claimed: rows.count, delivered: delivered.count, failed: failed.count, firstFailure: firstFailure)
+    }
+
+    /// Gives claimed, unsent rows back at once (no lease to wait for).
+    private func release(_ ids: [ID]) async throws {
+        guard !ids.isEmpty else { return }
+        try await pool.withConnection { connection in
+            try await connection.execute(
+                """
+                UPDATE \(unescaped: table) SET claimed_until = NULL
+                WHERE \(unescaped: idColumn) = ANY(\(PostgresArray(ids))) AND sent_at IS NULL
+                """)
+        }
     }
 }

@@ -124,4 +124,63 @@ import Testing
             #expect(try await Self.ids(pool, "sent_at IS NULL").isEmpty)
         }
     }
+
+    /// `publishBatches` drains the table batch after batch, in order, and claims the next batch
+    /// while the current one is with the broker (so the database's time hides behind the broker's).
+    @Test func aDrainClaimsTheNextBatchWhileTheCurrentOneIsPublished() async throws {
+        try await Self.withOutbox(rows: 7) { pool, _ in
+            let outbox = Self.outbox(pool, batchSize: 3)
+            var handed: [[Int64]] = []
+            var claimedDuringFirst: [Int64] = []
+            let drain = try await outbox.publishBatches(returning: ["id", "body"]) { row in
+                let (id, body) = try row.decode(Int64.self, String.self)
+                return (id, id, (id, body))
+            } publish: { (messages: [(Int64, String)]) -> [Result<Void, PublishFailed>] in
+                handed.append(messages.map(\.0))
+                if handed.count == 1 {
+                    // The first batch is "with the broker" until the second one is claimed.
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while claimedDuringFirst != [4, 5, 6], ContinuousClock.now < deadline {
+                        try? await Task.sleep(for: .milliseconds(5))
+                        claimedDuringFirst = (try? await Self.ids(pool, "claimed_until IS NOT NULL AND id > 3")) ?? []
+                    }
+                }
+                return messages.map { _ in .success(()) }
+            }
+            #expect(claimedDuringFirst == [4, 5, 6])
+            #expect(handed == [[1, 2, 3], [4, 5, 6], [7]])
+            #expect(drain.batches == 3 && drain.claimed == 7 && drain.delivered == 7 && drain.failed == 0 && drain.lastClaimed == 1)
+            #expect(try await Self.ids(pool, "sent_at IS NULL OR claimed_until IS NOT NULL").isEmpty)
+        }
+    }
+
+    /// A failed delivery stops the drain and releases the batch claimed ahead unpublished, so the
+    /// next drain starts again at the first row not sent and keeps the rows' order.
+    @Test func aFailedDeliveryReleasesTheBatchClaimedAhead() async throws {
+        try await Self.withOutbox(rows: 7) { pool, _ in
+            let outbox = Self.outbox(pool, batchSize: 3)
+            func drain(failing: Int64?) async throws -> (LeasedOutbox<Int64>.Drain, [[Int64]]) {
+                var handed: [[Int64]] = []
+                let drain = try await outbox.publishBatches(returning: ["id", "body"]) { row in
+                    let (id, body) = try row.decode(Int64.self, String.self)
+                    return (id, id, (id, body))
+                } publish: { (messages: [(Int64, String)]) -> [Result<Void, PublishFailed>] in
+                    handed.append(messages.map(\.0))
+                    return messages.map { $0.0 == failing ? .failure(PublishFailed(id: $0.0)) : .success(()) }
+                }
+                return (drain, handed)
+            }
+            let (failed, firstHanded) = try await drain(failing: 2)
+            #expect(firstHanded == [[1, 2, 3]])
+            #expect(failed.batches == 1 && failed.delivered == 2 && failed.failed == 1 && failed.firstFailure == "row 2 was refused")
+            // Nothing stays claimed: neither the failed row nor the batch claimed ahead (4, 5, 6).
+            #expect(try await Self.ids(pool, "claimed_until IS NOT NULL").isEmpty)
+            #expect(try await Self.ids(pool, "sent_at IS NOT NULL") == [1, 3])
+
+            let (retried, secondHanded) = try await drain(failing: nil)
+            #expect(secondHanded == [[2, 4, 5], [6, 7]])
+            #expect(retried.delivered == 5 && retried.lastClaimed == 2)
+            #expect(try await Self.ids(pool, "sent_at IS NULL").isEmpty)
+        }
+    }
 }

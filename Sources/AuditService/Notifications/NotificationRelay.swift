@@ -39,12 +39,14 @@ struct NotificationRelay: Service {
         await producer.shutdown()
     }
 
-    /// - Returns: how many rows were claimed.
+    /// Publishes until the outbox is drained, claiming each next batch while the current one
+    /// is published (`LeasedOutbox.publishBatches`).
+    /// - Returns: how many rows the last batch claimed (short of `batchSize`: drained).
     func publishBatch() async throws -> Int {
         let outbox = LeasedOutbox<UUID>(
             pool: pool, table: "notification_outbox", idColumn: "notification_id", orderColumn: "seq", batchSize: batchSize,
             claimLease: claimLease)
-        let batch = try await outbox.publishBatch(
+        let batch = try await outbox.publishBatches(
             returning: ["seq", "notification_id", "family_member_id", "envelope", "destination", "message_key"]
         ) { row in
             let (seq, id, familyMemberID, envelope, destination, messageKey) = try row.decode(
@@ -60,6 +62,6 @@ struct NotificationRelay: Service {
         if batch.failed > 0 {
             throw AuditServiceError.notificationsUndelivered(batch.failed)
         }
-        return batch.claimed
+        return batch.lastClaimed
     }
 }

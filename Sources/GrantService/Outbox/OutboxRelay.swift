@@ -36,12 +36,14 @@ struct OutboxRelay: Service {
         await producer.shutdown()
     }
 
-    /// - Returns: how many rows were claimed.
+    /// Publishes until the outbox is drained, claiming each next batch while the current one
+    /// is published (`LeasedOutbox.publishBatches`).
+    /// - Returns: how many rows the last batch claimed (short of `batchSize`: drained).
     func publishBatch() async throws -> Int {
         let outbox = LeasedOutbox<Int64>(
             pool: pool, table: "outbox", idColumn: "outbox_id", orderColumn: "outbox_id", batchSize: batchSize,
             claimLease: claimLease)
-        let batch = try await outbox.publishBatch(returning: ["outbox_id", "topic", "message_key", "payload"]) { row in
+        let batch = try await outbox.publishBatches(returning: ["outbox_id", "topic", "message_key", "payload"]) { row in
             let (id, topic, key, payload) = try row.decode(Int64.self, String.self, String.self, Data.self)
             return (id, id, KafkaProducerMessage(topic: topic, key: Data(key.utf8), value: payload))
         } publish: { messages in
@@ -51,7 +53,7 @@ struct OutboxRelay: Service {
         if batch.failed > 0 {
             throw OutboxRelayError.deliveryFailed(failed: batch.failed, first: batch.firstFailure ?? "")
         }
-        return batch.claimed
+        return batch.lastClaimed
     }
 
     private func recordLag() async {
