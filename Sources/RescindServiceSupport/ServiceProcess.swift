@@ -11,9 +11,7 @@ import ServiceLifecycle
 public enum ServiceProcess {
     /// Runs `body` (read the configuration, build the application, run it until
     /// SIGTERM/SIGINT) and returns when it does; a thrown error ends the process as above.
-    /// Fixes the allocator's mmap threshold first (`MemoryAllocator.configureService`).
     public static func run(_ program: String, _ body: () async throws -> Void) async {
-        MemoryAllocator.configureService(environment: ProcessInfo.processInfo.environment)
         do {
             try await body()
         } catch {
