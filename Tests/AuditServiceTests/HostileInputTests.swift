@@ -59,7 +59,8 @@ import Testing
     /// No message was retried: a hostile message is quarantined on its first attempt.
     static func expectNothingRetried(_ bed: AuditTestBed) async throws {
         let metrics = String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
-        #expect(!metrics.contains(#"rescind_audit_handling_failures_total{class="transient"}"#))
+        // Exported from the start at 0, so a renamed series fails here instead of passing unseen.
+        #expect(metrics.contains(#"rescind_audit_handling_failures_total{class="transient"} 0"#))
     }
 
     @Test("an unsigned writer puts U+0000 in a revocation event's signer: quarantined, and the service keeps consuming")
@@ -206,6 +207,7 @@ import Testing
             let metrics = String(decoding: try await bed.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("rescind_audit_consumer_retrying 1"))
             #expect(metrics.contains(#"rescind_audit_handling_failures_total{class="transient"}"#))
+            #expect(!metrics.contains(#"rescind_audit_handling_failures_total{class="transient"} 0"#), "the retries are counted")
             #expect(try await bed.count("SELECT count(*) FROM rejected_messages") == 0)
 
             // Still failing while the database answers: after the retry budget it is the message's

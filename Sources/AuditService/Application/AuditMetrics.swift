@@ -66,6 +66,8 @@ final class AuditMetrics: Sendable {
         rejectedBodiesNotStored = counter(
             "rejected_bodies_not_stored",
             "Rejected messages stored without their body: the hourly byte budget of its topic, partition and reason was spent.")
+        // Both classes from the start, at 0: a scrape tells "no failure" from "not exported".
+        for label in ["transient", "content"] { _ = Self.handlingFailures(registry, class: label) }
     }
 
     /// `rescind_audit_<metric>_<unit>`.
@@ -131,10 +133,13 @@ final class AuditMetrics: Sendable {
     /// One failed attempt to handle an input message, by class (`transient` or `content`).
     func handlingFailed(_ failure: HandlingFailure) {
         let label = switch failure { case .transient: "transient"; case .content: "content" }
-        Self.counter(
+        Self.handlingFailures(registry, class: label).increment()
+    }
+
+    private static func handlingFailures(_ registry: PrometheusCollectorRegistry, class label: String) -> Counter {
+        counter(
             registry, "handling_failures",
-            "Failed attempts to handle an input message: transient (retried) or content (quarantined).", labels: [("class", label)]
-        ).increment()
+            "Failed attempts to handle an input message: transient (retried) or content (quarantined).", labels: [("class", label)])
     }
 
     /// 1 while the consumer is retrying a message after a transient failure.

@@ -78,7 +78,7 @@ extension AgentStore {
     /// after the restart and the audit service keeps one of each (by `ack_id`).
     func markSent(_ ackIDs: [UUID]) async throws {
         guard !ackIDs.isEmpty else { return }
-        let sealedTrace = try await write(synced: false) { db in
+        try await write(synced: false) { db in
             let now = Date().timeIntervalSince1970
             var receipts = 0
             var sealedTrace = false
@@ -102,7 +102,6 @@ extension AgentStore {
                         """,
                     arguments: [receipts])
             }
-            return sealedTrace
         }
         // The trace of a sealed command, or an erasure compacted only after its ack (`complete`).
         try await vacuumIfNeeded()
