@@ -13,10 +13,10 @@ import CMalloc
 /// times unchanged. Fixing it costs one `mmap` and `munmap` (and the page faults of a fresh
 /// mapping) per large block: a few per thousand records for an agent.
 ///
-/// Not for the services: the same setting took the grant service's peak from 149 to 125 MiB
+/// Not the threshold for the services: it took the grant service's peak from 149 to 125 MiB
 /// over the fan-out, but its CPU per 10,000-record revocation from 0.19–0.22 s to 0.25–0.31 s
-/// (every page and upload batch a fresh mapping), and slowed the revocation's download and
-/// upload by a fifth; a server's memory is not what it is short of.
+/// (every page and upload batch a fresh mapping) and slowed the revocation's download and
+/// upload by a fifth. A service gets one arena per core instead (`configureService`).
 ///
 /// Also at most two malloc arenas instead of eight per core: the agent's threads (NIO, the
 /// cooperative pool, GRDB's queue, librdkafka's) never contend enough for more to pay for the
@@ -29,6 +29,16 @@ public enum MemoryAllocator {
     /// The fixed threshold: glibc's own starting value.
     public static let mmapThreshold: Int32 = 128 << 10
     public static let arenas: Int32 = 2
+
+    /// A service: one malloc arena per core (at least two) instead of eight, the large-block
+    /// threshold left to glibc. Each arena keeps what its threads freed; with eight per core the
+    /// grant service's peak over the commit and fan-out sections was 158 MiB, with one per core
+    /// on this 2-core machine 115 MiB, its CPU per revocation unchanged (BENCHMARKS.md).
+    public static func configureService(environment: [String: String], processors: Int) {
+        #if os(Linux)
+        if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(M_ARENA_MAX, Int32(clamping: max(2, processors))) }
+        #endif
+    }
 
     public static func configureAgent(environment: [String: String]) {
         #if os(Linux)

@@ -11,7 +11,10 @@ import ServiceLifecycle
 public enum ServiceProcess {
     /// Runs `body` (read the configuration, build the application, run it until
     /// SIGTERM/SIGINT) and returns when it does; a thrown error ends the process as above.
+    /// Sets the allocator's arenas first (`MemoryAllocator.configureService`).
     public static func run(_ program: String, _ body: () async throws -> Void) async {
+        MemoryAllocator.configureService(
+            environment: ProcessInfo.processInfo.environment, processors: ProcessInfo.processInfo.activeProcessorCount)
         do {
             try await body()
         } catch {
