@@ -95,6 +95,14 @@ enum CommitBench {
                         format: "CPU time: owner's client %.2f s, grant service %.2f s (the rest of the wall time: PostgreSQL, waits)",
                         Statistics.median(results.map(\.clientCPU)), Statistics.median(results.map(\.serviceCPU))))
         }
+        // The janitor deletes the old version's bodies after each commit (not timed above). The
+        // next sections start once it has deleted the last ones and PostgreSQL has vacuumed, so
+        // that the memory and fan-out figures do not share the machine with this section's leftovers.
+        let (waited, vacuumed) = try await settle(stack)
+        BenchReport.log("commit section settled: the janitor's queue empty after \(Format.duration(waited)), VACUUM \(Format.duration(vacuumed))")
+        report.note(
+            "Before the next section: \(Format.duration(waited)) until the janitor (every 60 s) had deleted the old bodies of the "
+                + "last revocations, then \(Format.duration(vacuumed)) of VACUUM on `record_bodies` and `records`.")
         for (previous, next) in zip(medians, medians.dropFirst()) {
             let growth = next.project / previous.project
             report.add(
@@ -112,6 +120,23 @@ enum CommitBench {
                 + "`records` rows at the new bodies (the old ones are deleted by the janitor afterwards, not timed here). Upload batch: \(options.uploadBatch) records, \(options.uploadsInFlight) in flight. The first row is the "
                 + "owner's whole revocation (its records/s = records ÷ total time); the second counts only the begin, upload and "
                 + "commit calls' time.")
+    }
+
+    /// Waits until the janitor deleted every old body the section's revocations queued, then
+    /// vacuums the tables they were in. - Returns: the wait and the vacuum, in seconds.
+    private static func settle(_ stack: BenchStack) async throws -> (waited: Double, vacuumed: Double) {
+        let start = ContinuousClock.now
+        let drained = try await stack.withConnection { connection in
+            try await Timing.wait(timeout: .seconds(300), interval: .milliseconds(500)) {
+                try await connection.query("SELECT NOT EXISTS (SELECT 1 FROM record_body_garbage)").first!.decode(Bool.self, column: 0)
+            }
+        }
+        guard drained else { throw BenchError("the janitor did not delete the old record bodies within 300 s") }
+        let waited = Timing.seconds(ContinuousClock.now - start)
+        let (_, vacuumed) = try await Timing.measure {
+            try await stack.withConnection { try await $0.executeScript("VACUUM (ANALYZE) record_bodies, records") }
+        }
+        return (waited, vacuumed)
     }
 
     private static func measure(
