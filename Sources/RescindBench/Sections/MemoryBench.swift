@@ -36,8 +36,7 @@ enum MemoryBench {
                 "RESCIND_KAFKA_BOOTSTRAP_SERVERS": stack.bootstrapServers,
                 "RESCIND_TOPIC_PREFIX": stack.topicPrefix,
                 "RESCIND_AGENT_LOG_LEVEL": "warning",
-                // As deploy/ runs the agent: two malloc arenas, not eight per core.
-                "MALLOC_ARENA_MAX": "2",
+                // No MALLOC_* variables: the agent sets its allocator itself (`MemoryAllocator`).
             ]
         func withAgent<Result>(_ name: String, _ body: (ChildProcess) async throws -> Result) async throws -> Result {
             try await ChildProcess.run(
@@ -93,7 +92,7 @@ enum MemoryBench {
         report.add("… the same agent running with nothing cached (started before the grant)", project: Format.mebibytes(idlePeak))
         report.add("… after the first sync, before the rotation", project: Format.mebibytes(afterSync))
         report.note(
-            "Agent: its own `rescind-agent run` process (as deployed, with MALLOC_ARENA_MAX=2), started before it had access (idle figure), then "
+            "Agent: its own `rescind-agent run` process (its allocator set by itself: two arenas, large blocks always mapped), started before it had access (idle figure), then "
                 + "again after the grant: it syncs \(Format.grouped(Double(records))) records, then one revocation of another "
                 + "grantee makes it rotate them all (download, verify every record under the new FMK, replace the cache in one "
                 + "transaction). A sync or rotation longer than one page (1,000 records) holds one page in memory at a time: "
