@@ -43,7 +43,8 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
         public var action: DeviceAction
-        /// `applied`, `already_applied`, `failed`, `overdue` or `pending`.
+        /// A command's state (`revocation_devices.state`): final `applied`, `already_applied`,
+        /// `healed` or `failed`; else `pending`, `delivered`, `not_now`, `overdue`, `reissued` or `expired`.
         public var state: String
         public var ackedAt: Date?
         /// The device acknowledged after its deadline had passed.
