@@ -9,13 +9,6 @@ import Testing
 
 @testable import DeviceAgent
 
-/// Collects what an honest client or agent reported.
-final class CollectingReporter: KeyChainViolationReporting {
-    private let reports = Mutex<[KeyChainViolation]>([])
-    func report(_ violation: KeyChainViolation) async { reports.withLock { $0.append(violation) } }
-    var codes: [KeyChainViolation.Code] { reports.withLock { $0.map(\.code) } }
-}
-
 /// Issue 16, item 7. The adversary: a compromised grant service — anyone with write access to its
 /// PostgreSQL schema — but no user's private key. Each test changes the schema directly (the
 /// service code is unchanged) and asserts that the honest client (a `UserSession`, the CLI's

@@ -14,6 +14,12 @@ public enum TestHTTP {
         public let body: Data
         public let headers: [(String, String)]
 
+        public init(status: Int, body: Data, headers: [(String, String)]) {
+            self.status = status
+            self.body = body
+            self.headers = headers
+        }
+
         public var contentType: String? { headers.first { $0.0.lowercased() == "content-type" }?.1 }
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
