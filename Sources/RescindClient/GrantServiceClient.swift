@@ -12,7 +12,7 @@ import Synchronization
 public final class GrantServiceClient: Sendable {
     public let baseURL: URL
     let transport: HTTPTransport
-    private let credentials: DeviceCredentials?
+    let credentials: DeviceCredentials?
     private let token = Mutex<(value: String, expiresAt: Date)?>(nil)
 
     /// A device that can sign challenges.

@@ -65,6 +65,7 @@ extension UserSession {
         progress: @Sendable (RevocationProgress) -> Void = { _ in }
     ) async throws -> RevocationCommitted {
         let rotation = try await client.beginRotation(familyMemberID, BeginRotationRequest(reason: reason))
+        try await expect(rotation, of: familyMemberID, revoking: nil)
         return try await complete(rotation, uploadBatchSize: uploadBatchSize, progress: progress)
     }
 
@@ -125,6 +126,7 @@ extension UserSession {
                 continue
             }
             let rotation = try await client.beginRotation(familyMemberID, BeginRotationRequest(reason: recovery.reason))
+            try await expect(rotation, of: familyMemberID, revoking: nil)
             recovery.openRotations[familyMemberID] = rotation.revocationID
             try save(recovery)
             let committed = try await complete(rotation, uploadBatchSize: uploadBatchSize, progress: progress)

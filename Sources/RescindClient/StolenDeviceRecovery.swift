@@ -110,6 +110,7 @@ extension UserSession {
             recovery.openRevocations = Dictionary(uniqueKeysWithValues: begun.map { ($0.familyMemberID, $0.revocationID) })
             try save(recovery)
             for revocation in begun {
+                try await expect(revocation, of: nil, revoking: recovery.userID)
                 let committed = try await complete(revocation, uploadBatchSize: 500, progress: progress)
                 recovery.revoked[revocation.familyMemberID] = committed.newFMKVersion
                 recovery.openRevocations[revocation.familyMemberID] = nil
@@ -127,6 +128,7 @@ extension UserSession {
                 do {
                     let revocation = try await client.beginRevocation(
                         familyMemberID, BeginRevocationRequest(revokedUserID: recovery.userID, reason: recovery.reason))
+                    try await expect(revocation, of: familyMemberID, revoking: recovery.userID)
                     recovery.openRevocations[familyMemberID] = revocation.revocationID
                     try save(recovery)
                     let committed = try await complete(revocation, uploadBatchSize: 500, progress: progress)
@@ -160,6 +162,9 @@ extension UserSession {
             steps.append(.confirmNewKeys(generation: user.identityGeneration, verificationCode: code))
             return steps
         }
+        // The codes matched: these keys are the user's own, compared out of band. The re-grants
+        // below wrap to them only (`verifiedRecipient`), whatever the service shows meanwhile.
+        try pins.pin(target, .init(identityPublicKey: user.identityPublicKey, agreementPublicKey: user.agreementPublicKey, source: .comparedCode))
         for familyMemberID in recovery.leftToRegrant {
             do {
                 let code = try await grant(familyMemberID, to: target)

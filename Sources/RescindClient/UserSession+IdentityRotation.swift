@@ -19,22 +19,23 @@ extension UserSession {
     public func withKeys(_ keys: UserKeys) -> UserSession {
         precondition(keys.userID == self.keys.userID, "a device belongs to one user")
         return UserSession(
-            keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, violationReporter: violationReporter)
+            keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, pins: pins, violationReporter: violationReporter)
     }
 
     /// The same session reporting refused key histories to `reporter` (the CLI's and tests' transport).
     public func reporting(to reporter: any KeyChainViolationReporting) -> UserSession {
-        UserSession(keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, violationReporter: reporter)
+        UserSession(keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, pins: pins, violationReporter: reporter)
     }
 
     private init(
-        keys: UserKeys, deviceID: UUID, client: GrantServiceClient, keyHistory: KeyHistoryStore,
+        keys: UserKeys, deviceID: UUID, client: GrantServiceClient, keyHistory: KeyHistoryStore, pins: IdentityPins,
         violationReporter: any KeyChainViolationReporting
     ) {
         self.keys = keys
         self.deviceID = deviceID
         self.client = client
         self.keyHistory = keyHistory
+        self.pins = pins
         self.violationReporter = violationReporter
     }
 

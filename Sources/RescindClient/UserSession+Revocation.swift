@@ -32,7 +32,21 @@ extension UserSession {
     ) async throws -> RevocationCommitted {
         let revocation = try await client.beginRevocation(
             familyMemberID, BeginRevocationRequest(revokedUserID: revokedUserID, reason: reason))
+        try await expect(revocation, of: familyMemberID, revoking: revokedUserID)
         return try await complete(revocation, uploadBatchSize: uploadBatchSize, progress: progress)
+    }
+
+    /// Checks that the service began what was asked (this family member, or any when nil; this
+    /// revoked user, or nobody for a rotation): a service that answers a revocation of C with one
+    /// of B would have the owner re-wrap for C and sign B out. Anything else is abandoned.
+    /// - Throws: `GrantServiceError` 502 `unexpected_response`.
+    func expect(_ revocation: RevocationResponse, of familyMemberID: UUID?, revoking revokedUserID: UUID?) async throws {
+        guard familyMemberID.map({ $0 == revocation.familyMemberID }) ?? true, revocation.revokedUserID == revokedUserID else {
+            try? await client.abandonRevocation(revocation.revocationID)
+            throw GrantServiceError(
+                status: 502, code: "unexpected_response",
+                message: "the grant service began a revocation of another user or family member than asked: abandoned, nothing was wrapped")
+        }
     }
 
     /// Stolen device: revokes a user from every family member I own, one atomic commit each.
@@ -41,6 +55,7 @@ extension UserSession {
     ) async throws -> [RevocationCommitted] {
         var committed: [RevocationCommitted] = []
         for revocation in try await client.beginUserRevocation(revokedUserID, BeginUserRevocationRequest(reason: reason)) {
+            try await expect(revocation, of: nil, revoking: revokedUserID)
             committed.append(try await complete(revocation, uploadBatchSize: 500, progress: progress))
         }
         return committed
@@ -87,6 +102,8 @@ extension UserSession {
             guard version == revocation.fromFMKVersion else {
                 throw Self.versionConflict("the FMK changed since the revocation began")
             }
+            // Before any work: whom the new FMK will be wrapped to, each key verified here.
+            let recipients = try await verifiedRecipients(revocation.remainingGrantees, of: revocation, verified: verified.entry)
             try await afterFetchingKey()
             var (records, cursor) = try await recordsToReencrypt(revocation, since: 0)
             let total = records.count
@@ -100,8 +117,8 @@ extension UserSession {
                 progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
             }
 
-            var grants = try revocation.remainingGrantees.map { grantee in
-                try newGrant(newFMK, for: grantee, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
+            var grants = try recipients.map {
+                try newGrant(newFMK, for: $0, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
             }
             var catchUps = 0
             while true {
@@ -119,12 +136,14 @@ extension UserSession {
                     progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                     return committed
                 } catch let error as GrantServiceError where error.code == "stale_identity_key" && catchUps < Self.maximumCatchUps {
-                    // A grantee rotated their identity keys since the revocation began: wrap for their current key.
+                    // A grantee rotated their identity keys since the revocation began: wrap for their
+                    // current key, if this client can verify it (a compromised service can send this
+                    // answer too, to offer a key of its own next).
                     catchUps += 1
                     var current: [UserResponse] = []
                     for grantee in revocation.remainingGrantees { current.append(try await client.user(grantee.userID)) }
-                    grants = try current.map { grantee in
-                        try newGrant(newFMK, for: grantee, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
+                    grants = try await verifiedRecipients(current, of: revocation, verified: verified.entry).map {
+                        try newGrant(newFMK, for: $0, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
                     }
                 } catch let error as GrantServiceError where error.code == "records_changed" && catchUps < Self.maximumCatchUps {
                     // Someone who keeps access edited or added records while this revocation ran: the
@@ -203,7 +222,37 @@ extension UserSession {
         GrantServiceError(status: 409, code: "version_conflict", message: message)
     }
 
+    /// Everyone who keeps access, each with keys verified by the one rule (`verifiedRecipient`).
+    /// Who keeps access is the verified history's business, not the service's: exactly the
+    /// holders of the version before, less the revoked user. A service that adds someone (to be
+    /// handed the key) or leaves someone out (a revocation nobody asked for) is refused.
+    /// - Throws: `KeyHistoryError` `.unverifiedRecipientKey`, reported.
+    func verifiedRecipients(
+        _ grantees: [UserResponse], of revocation: RevocationResponse, verified: KeyHistoryStore.Entry
+    ) async throws -> [UserResponse] {
+        let holders = Set(verified.head.statement.holders.map(\.userID)).subtracting(revocation.revokedUserID.map { [$0] } ?? [])
+        let offered = grantees.map(\.userID)
+        guard Set(offered) == holders, offered.count == holders.count else {
+            let added = Set(offered).subtracting(holders), missing = holders.subtracting(offered)
+            let error = KeyHistoryError(
+                .unverifiedRecipientKey, familyMemberID: revocation.familyMemberID, statementSeq: verified.seq,
+                "the grant service names other holders to keep access than the owner's history (added: "
+                    + "\(added.map { $0.uuidString.lowercased() }.sorted()), left out: \(missing.map { $0.uuidString.lowercased() }.sorted())); nothing was wrapped")
+            await report(error, offeredVersion: nil, verifiedSeq: verified.seq)
+            throw error
+        }
+        var recipients: [UserResponse] = []
+        for grantee in grantees {
+            // My own copy is wrapped under my master key: no public key of anyone's is used.
+            recipients.append(
+                grantee.userID == keys.userID
+                    ? grantee : try await verifiedRecipient(grantee.userID, offered: grantee, in: verified, for: .keepsAccess))
+        }
+        return recipients
+    }
+
     /// My own copy is wrapped under my master key; everyone else's from my X25519 key to theirs.
+    /// Only for keys `verifiedRecipient` returned.
     func newGrant(_ fmk: SecretKey, for grantee: UserResponse, familyMemberID: UUID, version: Int) throws -> NewGrant {
         if grantee.userID == keys.userID {
             let wrapped = try FMKWrapping.wrapForOwner(

@@ -13,6 +13,10 @@ public struct UserSession: Sendable {
     /// What this client verified of each family member's key history (every key it uses is
     /// checked against it: `verifiedKey`). In memory unless the caller gives a file-backed one.
     public let keyHistory: KeyHistoryStore
+    /// The identity keys of the people this user deals with, as this client verified them
+    /// (`verifiedRecipient` consults and extends them). In memory unless the caller gives a
+    /// file-backed store (the CLI's profile).
+    public let pins: IdentityPins
     /// Where refused key histories are reported.
     public let violationReporter: any KeyChainViolationReporting
     /// A revocation's upload batches in flight at once (default `UserSession.uploadsInFlight`).
@@ -21,9 +25,10 @@ public struct UserSession: Sendable {
     /// - Parameter tls: how the grant service is reached (default: HTTPS with the system's roots).
     /// - Parameter keyHistory: the verified key histories (default: a fresh in-memory store, so
     ///   every session verifies from the first statement).
+    /// - Parameter pins: the pinned identities (default: a fresh in-memory store).
     public init(
         keys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, baseURL: URL, tls: ClientTLS = .strict,
-        keyHistory: KeyHistoryStore = KeyHistoryStore(),
+        keyHistory: KeyHistoryStore = KeyHistoryStore(), pins: IdentityPins = IdentityPins(),
         violationReporter: any KeyChainViolationReporting = DiscardingKeyChainViolationReporter()
     ) {
         self.keys = keys
@@ -31,6 +36,7 @@ public struct UserSession: Sendable {
         self.client = GrantServiceClient(
             baseURL: baseURL, credentials: .init(deviceID: deviceID, signingKey: deviceKey), tls: tls)
         self.keyHistory = keyHistory
+        self.pins = pins
         self.violationReporter = violationReporter
     }
 
@@ -109,13 +115,17 @@ public struct UserSession: Sendable {
         }
     }
 
-    /// Shares a family member: wraps the current FMK from my key to the grantee's.
-    /// - Returns: the TOFU verification code both sides can compare (`A3-5F-2B`).
+    /// Shares a family member: wraps the current FMK from my key to the grantee's, once the
+    /// grantee's keys passed `verifiedRecipient` (a first grant pins them).
+    /// - Parameter pins: the pins to check and extend (this session's by default).
+    /// - Returns: the verification code both sides can compare (`A3-5F-2B`).
+    /// - Throws: `KeyHistoryError` `.unverifiedRecipientKey` (reported) for keys this client did
+    ///   not verify: nothing was granted.
     @discardableResult
-    public func grant(_ familyMemberID: UUID, to granteeUserID: UUID) async throws -> String {
+    public func grant(_ familyMemberID: UUID, to granteeUserID: UUID, pins: IdentityPins? = nil) async throws -> String {
         let verified = try await verifiedKey(familyMemberID)
         let (fmk, version) = (verified.fmk, verified.wrapped.fmkVersion)
-        let grantee = try await client.user(granteeUserID)
+        let grantee = try await verifiedRecipient(granteeUserID, in: verified.entry, for: .grant, pins: pins)
         let granteeKey = try X25519.PublicKey(rawRepresentation: [UInt8](grantee.agreementPublicKey))
         let wrapped = Data(try FMKWrapping.wrap(
             fmk, familyMemberID: familyMemberID, version: UInt32(version), granter: keys.agreementKey, grantee: granteeKey))
@@ -135,10 +145,11 @@ public struct UserSession: Sendable {
     }
 
     /// Hands ownership to a user who holds an active grant, with my signed `transfer` statement
-    /// naming them and their identity key (as the service gives it: compare verification codes).
+    /// naming them and their identity key: a key this client pinned (`verifiedRecipient`), never
+    /// one seen first here.
     public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> FamilyMemberResponse {
         let verified = try await verifiedKey(familyMemberID)
-        let newOwner = try await client.user(newOwnerUserID)
+        let newOwner = try await verifiedRecipient(newOwnerUserID, in: verified.entry, for: .ownership)
         let statement = try nextStatement(
             after: verified.entry, kind: .transfer, holders: verified.entry.head.statement.holders,
             newOwner: KeyStatement.NewOwner(userID: newOwnerUserID, identityPublicKey: newOwner.identityPublicKey))

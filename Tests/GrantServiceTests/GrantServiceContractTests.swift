@@ -65,10 +65,10 @@ import Testing
         _ = try await client.record(emma, record)
         // An invitation created, accepted by B and completed by A (pins in scratch files).
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("contract-pins-\(UUID().uuidString)")
-        var pinsA = try IdentityPins(path: scratch.path + "-a.json"), pinsB = try IdentityPins(path: scratch.path + "-b.json")
+        let pinsA = try IdentityPins(path: scratch.path + "-a.json"), pinsB = try IdentityPins(path: scratch.path + "-b.json")
         let (invitation, _) = try await adultA.createInvitation()
-        _ = try await adultB.acceptInvitation(invitation, pins: &pinsB)
-        _ = try await adultA.completeInvitation(invitation.invitationID, pins: &pinsA)
+        _ = try await adultB.acceptInvitation(invitation, pins: pinsB)
+        _ = try await adultA.completeInvitation(invitation.invitationID, pins: pinsA)
         let token = try await client.bearerToken()
         try await contract.send("GET", "/v1/family-members/\(emma)/records?since=0&limit=1", on: url, token: token)
         for route in ["/health", "/metrics", "/v1/openapi.yaml"] { try await contract.send("GET", route, on: url) }

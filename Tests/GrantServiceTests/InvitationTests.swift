@@ -20,7 +20,7 @@ import Testing
             let owner = try await service.user("Adult A"), invitee = try await service.user("Adult C")
             let (emma, fmk) = try await owner.createFamilyMember()
             _ = try await owner.putRecord(emma, plaintext: Array("blood type O+".utf8), fmk: fmk, version: 1)
-            var ownerPins = try Self.pins(), inviteePins = try Self.pins()
+            let ownerPins = try Self.pins(), inviteePins = try Self.pins()
 
             let (token, created) = try await owner.createInvitation(sharing: emma)
             #expect(created.status == .pending)
@@ -28,21 +28,21 @@ import Testing
             let handedOver = try InvitationToken(parsing: "  \(token.description)\n")
             #expect(handedOver == token)
 
-            let (invitation, inviteeCode) = try await invitee.acceptInvitation(handedOver, pins: &inviteePins)
+            let (invitation, inviteeCode) = try await invitee.acceptInvitation(handedOver, pins: inviteePins)
             #expect(invitation.familyMemberID == emma)
             #expect(inviteePins[owner.keys.userID]?.identityPublicKey == Data(owner.keys.identityKey.publicKey.rawRepresentation))
             #expect(inviteePins[owner.keys.userID]?.source == .invitation)
 
-            let (who, shared, ownerCode) = try await owner.completeInvitation(invitation.invitationID, pins: &ownerPins)
+            let (who, shared, ownerCode) = try await owner.completeInvitation(invitation.invitationID, pins: ownerPins)
             #expect(who.userID == invitee.keys.userID && shared == emma)
             #expect(ownerCode == inviteeCode)
             #expect(ownerPins[invitee.keys.userID]?.agreementPublicKey == Data(invitee.keys.agreementKey.publicKey.rawRepresentation))
             #expect(try await invitee.readRecords(emma).values.map { String(decoding: $0, as: UTF8.self) } == ["blood type O+"])
 
             // Pins survive on disk, 0600.
-            let reloaded = try IdentityPins(path: ownerPins.path)
+            let reloaded = try IdentityPins(path: ownerPins.path!)
             #expect(reloaded[invitee.keys.userID] == ownerPins[invitee.keys.userID])
-            let mode = try FileManager.default.attributesOfItem(atPath: ownerPins.path)[.posixPermissions] as? Int
+            let mode = try FileManager.default.attributesOfItem(atPath: ownerPins.path!)[.posixPermissions] as? Int
             #expect(mode == 0o600)
         }
     }
@@ -51,10 +51,10 @@ import Testing
         try await GrantServiceHarness.with { service in
             let owner = try await service.user("Adult A"), first = try await service.user("Adult B")
             let second = try await service.user("Adult C")
-            var pins = try Self.pins()
+            let pins = try Self.pins()
             let (token, _) = try await owner.createInvitation()
-            _ = try await first.acceptInvitation(token, pins: &pins)
-            let again = await #expect(throws: GrantServiceError.self) { _ = try await second.acceptInvitation(token, pins: &pins) }
+            _ = try await first.acceptInvitation(token, pins: pins)
+            let again = await #expect(throws: GrantServiceError.self) { _ = try await second.acceptInvitation(token, pins: pins) }
             #expect(again?.status == 409 && again?.code == "invitation_used")
             // Someone else holding the id sees no acceptance; the inviter and the invitee do.
             #expect(try await second.client.invitation(token.invitationID).acceptance == nil)
@@ -63,14 +63,14 @@ import Testing
 
             let own = await #expect(throws: InvitationError.self) {
                 let (mine, _) = try await owner.createInvitation()
-                _ = try await owner.acceptInvitation(mine, pins: &pins)
+                _ = try await owner.acceptInvitation(mine, pins: pins)
             }
             #expect(own?.description.contains("your own invitation") == true)
 
             // Expired: the client refuses, and so does the service for a hand-made acceptance.
             let (short, _) = try await owner.createInvitation(lifetime: 1)
             try await Task.sleep(for: .milliseconds(1200))
-            let expired = await #expect(throws: InvitationError.self) { _ = try await second.acceptInvitation(short, pins: &pins) }
+            let expired = await #expect(throws: InvitationError.self) { _ = try await second.acceptInvitation(short, pins: pins) }
             #expect(expired?.description.contains("expired") == true)
             let refused = await #expect(throws: GrantServiceError.self) {
                 _ = try await second.client.acceptInvitation(short.invitationID, try Self.acceptance(of: short, by: second))
@@ -92,26 +92,26 @@ import Testing
             let other = try await service.user("Adult B")
             let (token, _) = try await owner.createInvitation(lifetime: 2)
             _ = try await invitee.client.acceptInvitation(token.invitationID, try Self.acceptance(of: token, by: invitee))
-            var inviteePins = try Self.pins()
+            let inviteePins = try Self.pins()
             #expect(inviteePins[owner.keys.userID] == nil)
 
             // Past the expiry as well: an acceptance of one's own is done whenever it is found.
             try await Task.sleep(for: .milliseconds(2100))
-            let (invitation, inviteeCode) = try await invitee.acceptInvitation(token, pins: &inviteePins)
-            let pinned = try #require(try IdentityPins(path: inviteePins.path)[owner.keys.userID])
+            let (invitation, inviteeCode) = try await invitee.acceptInvitation(token, pins: inviteePins)
+            let pinned = try #require(try IdentityPins(path: inviteePins.path!)[owner.keys.userID])
             #expect(pinned.identityPublicKey == Data(owner.keys.identityKey.publicKey.rawRepresentation))
             #expect(pinned.agreementPublicKey == Data(owner.keys.agreementKey.publicKey.rawRepresentation))
             #expect(pinned.source == .invitation)
-            var ownerPins = try Self.pins()
-            let (who, _, ownerCode) = try await owner.completeInvitation(invitation.invitationID, pins: &ownerPins)
+            let ownerPins = try Self.pins()
+            let (who, _, ownerCode) = try await owner.completeInvitation(invitation.invitationID, pins: ownerPins)
             #expect(who.userID == invitee.keys.userID && ownerCode == inviteeCode)
 
             // A fresh invitation, used by the invitee: another user holding its token still gets the 409.
             let (fresh, _) = try await owner.createInvitation()
-            var scratch = try Self.pins()
-            _ = try await invitee.acceptInvitation(fresh, pins: &scratch)
-            var otherPins = try Self.pins()
-            let used = await #expect(throws: GrantServiceError.self) { _ = try await other.acceptInvitation(fresh, pins: &otherPins) }
+            let scratch = try Self.pins()
+            _ = try await invitee.acceptInvitation(fresh, pins: scratch)
+            let otherPins = try Self.pins()
+            let used = await #expect(throws: GrantServiceError.self) { _ = try await other.acceptInvitation(fresh, pins: otherPins) }
             #expect(used?.status == 409 && used?.code == "invitation_used")
             #expect(otherPins[owner.keys.userID]?.identityPublicKey == Data(owner.keys.identityKey.publicKey.rawRepresentation))
         }
@@ -184,7 +184,7 @@ import Testing
         try await GrantServiceHarness.with { service in
             let owner = try await service.user("Adult A"), invitee = try await service.user("Adult C")
             let attacker = try await service.user("Mallory")
-            var pins = try Self.pins()
+            let pins = try Self.pins()
             let (token, created) = try await owner.createInvitation()
             var body = created.invitation.invitation
             body.inviterUserID = attacker.keys.userID
@@ -195,7 +195,7 @@ import Testing
             try await service.withConnection { connection in
                 try await connection.execute("UPDATE invitations SET invitation = \(substituted) WHERE invitation_id = \(token.invitationID)")
             }
-            let refused = await #expect(throws: InvitationError.self) { _ = try await invitee.acceptInvitation(token, pins: &pins) }
+            let refused = await #expect(throws: InvitationError.self) { _ = try await invitee.acceptInvitation(token, pins: pins) }
             #expect(refused?.description.contains("another inviter") == true)
             #expect(pins[attacker.keys.userID] == nil && pins[owner.keys.userID] == nil)
             let accepted = try await service.withConnection { connection in
@@ -211,7 +211,7 @@ import Testing
         try await GrantServiceHarness.with { service in
             let owner = try await service.user("Adult A"), attacker = try await service.user("Mallory")
             let (emma, _) = try await owner.createFamilyMember()
-            var pins = try Self.pins()
+            let pins = try Self.pins()
             let (token, _) = try await owner.createInvitation(sharing: emma)
             // The service signs with everything it has: the attacker's identity key, and a key of its own for the token's.
             var forged = try Self.acceptance(of: token, by: attacker)
@@ -225,7 +225,7 @@ import Testing
                     """)
             }
             let refused = await #expect(throws: InvitationError.self) {
-                _ = try await owner.completeInvitation(token.invitationID, pins: &pins)
+                _ = try await owner.completeInvitation(token.invitationID, pins: pins)
             }
             #expect(refused?.description.contains("one-time key") == true)
             #expect(pins[attacker.keys.userID] == nil)
@@ -237,7 +237,7 @@ import Testing
                 try await connection.execute(
                     "UPDATE invitations SET inviter_user_id = \(owner.keys.userID) WHERE invitation_id = \(other.invitationID)")
             }
-            let notMine = await #expect(throws: InvitationError.self) { _ = try await owner.completeInvitation(other.invitationID, pins: &pins) }
+            let notMine = await #expect(throws: InvitationError.self) { _ = try await owner.completeInvitation(other.invitationID, pins: pins) }
             #expect(notMine?.description.contains("not signed by your identity key") == true)
         }
     }

@@ -114,8 +114,7 @@ struct IdentityCommand: AsyncParsableCommand {
                     "the code \(code) is not the one your keys give with \(other.displayName)'s current keys: nothing pinned "
                         + "(the keys the grant service shows are not the ones they hold)")
             }
-            var pins = try profile.identityPins()
-            try pins.pin(user, .init(identityPublicKey: other.identityPublicKey, agreementPublicKey: other.agreementPublicKey, source: .comparedCode))
+            try session.pins.pin(user, .init(identityPublicKey: other.identityPublicKey, agreementPublicKey: other.agreementPublicKey, source: .comparedCode))
             print("pinned \(other.displayName)'s current keys (generation \(other.identityGeneration)) after comparing code \(expected)")
         }
     }

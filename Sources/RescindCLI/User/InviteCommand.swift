@@ -81,9 +81,8 @@ struct InviteCommand: AsyncParsableCommand {
                 throw CLIError("\(error)")
             }
             let session = try await profile.session()
-            var pins = try profile.identityPins()
             do {
-                let (invitation, code) = try await session.acceptInvitation(parsed, pins: &pins)
+                let (invitation, code) = try await session.acceptInvitation(parsed, pins: session.pins)
                 print("accepted the invitation of \(invitation.inviterUserID.uuidString.lowercased()); their keys are pinned")
                 print("verification code \(code): compare it with the one the inviter sees")
             } catch let error as InvitationError {
@@ -104,9 +103,8 @@ struct InviteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let session = try await profile.session()
-            var pins = try profile.identityPins()
             do {
-                let (invitee, shared, code) = try await session.completeInvitation(invitation, pins: &pins)
+                let (invitee, shared, code) = try await session.completeInvitation(invitation, pins: session.pins)
                 print("\(invitee.displayName) (\(invitee.userID.uuidString.lowercased())) accepted; their keys are pinned")
                 if let shared { print("shared \(shared.uuidString.lowercased()) with them") }
                 print("verification code \(code): compare it with the one they saw")

@@ -102,17 +102,6 @@ struct ProfileOptions: ParsableArguments {
     }
 }
 
-extension ProfileOptions {
-    /// The identity keys this profile pinned (`identity-pins.json` in the profile directory).
-    func identityPins() throws -> IdentityPins {
-        do {
-            return try IdentityPins(path: IdentityPins.path(inProfile: directory))
-        } catch {
-            throw CLIError("\(error)")
-        }
-    }
-}
-
 extension UUID: @retroactive ExpressibleByArgument {
     public init?(argument: String) {
         self.init(uuidString: argument)

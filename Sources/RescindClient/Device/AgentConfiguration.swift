@@ -119,6 +119,7 @@ public struct AgentConfiguration: Sendable {
     package var databasePath: String { dataDirectory + "/cache.sqlite" }
     /// The verified key histories of this device (`KeyHistoryStore`, 0600).
     package var keyHistoryPath: String { dataDirectory + "/" + KeyHistoryStore.fileName }
+    package var identityPinsPath: String { IdentityPins.path(inProfile: dataDirectory) }
     package var commandsTopic: String { kafka.topicPrefix + "device_commands" }
     package var acksTopic: String { kafka.topicPrefix + "device_acks" }
 }

@@ -50,7 +50,7 @@ extension UserSession {
     /// instead of a 409 `invitation_used`.
     /// - Returns: the invitation, and the verification code to compare with the inviter's.
     public func acceptInvitation(
-        _ token: InvitationToken, pins: inout IdentityPins, now: Date = Date()
+        _ token: InvitationToken, pins: IdentityPins, now: Date = Date()
     ) async throws -> (invitation: Invitation, verificationCode: String) {
         let response = try await client.invitation(token.invitationID)
         let signed = response.invitation
@@ -125,7 +125,7 @@ extension UserSession {
     /// invitation named (wrapped to the pinned key).
     /// - Returns: the invitee, whether a family member was shared, and the verification code.
     public func completeInvitation(
-        _ invitationID: UUID, pins: inout IdentityPins, now: Date = Date()
+        _ invitationID: UUID, pins: IdentityPins, now: Date = Date()
     ) async throws -> (invitee: UserResponse, shared: UUID?, verificationCode: String) {
         let response = try await client.invitation(invitationID)
         let invitation = response.invitation.invitation
@@ -154,20 +154,23 @@ extension UserSession {
         guard inviteeIdentity.isValidSignature([UInt8](signed.identitySignature), for: input) else {
             throw InvitationError("the acceptance is not signed by the invitee's identity key: refused")
         }
-        let registered = try await client.user(acceptance.inviteeUserID)
-        guard registered.identityPublicKey == acceptance.inviteeIdentityPublicKey,
-            registered.agreementPublicKey == acceptance.inviteeAgreementPublicKey
-        else {
-            throw InvitationError(
-                "the grant service shows other keys for the invitee than the ones they accepted with: refused (compare codes with them)")
-        }
+        // The acceptance is signed with the token's key: these are the invitee's keys, whatever the
+        // service shows. The share below wraps to them only (`verifiedRecipient`).
         try pins.pin(
             acceptance.inviteeUserID,
             .init(
                 identityPublicKey: acceptance.inviteeIdentityPublicKey,
                 agreementPublicKey: acceptance.inviteeAgreementPublicKey, source: .invitation, pinnedAt: now))
+        let registered = try await client.user(acceptance.inviteeUserID)
         if let familyMemberID = invitation.familyMemberID {
-            _ = try await grant(familyMemberID, to: acceptance.inviteeUserID)
+            _ = try await grant(familyMemberID, to: acceptance.inviteeUserID, pins: pins)
+        } else {
+            guard registered.identityPublicKey == acceptance.inviteeIdentityPublicKey,
+                registered.agreementPublicKey == acceptance.inviteeAgreementPublicKey
+            else {
+                throw InvitationError(
+                    "the grant service shows other keys for the invitee than the ones they accepted with (compare codes with them)")
+            }
         }
         let code = try keys.agreementKey.verificationCode(
             with: try X25519.PublicKey(rawRepresentation: [UInt8](acceptance.inviteeAgreementPublicKey)))

@@ -18,7 +18,8 @@ public struct KeyHistoryError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public var description: String {
-        "refused the key history of family member \(familyMemberID.uuidString.lowercased()) (\(code.rawValue)): \(detail). "
+        let what = code == .unverifiedRecipientKey ? "refused a recipient key for" : "refused the key history of"
+        return "\(what) family member \(familyMemberID.uuidString.lowercased()) (\(code.rawValue)): \(detail). "
             + "Nothing was changed and it was reported; the grant service may be compromised."
     }
 }

@@ -14,6 +14,7 @@ public enum DeviceIdentity {
         return UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
             baseURL: configuration.grantServiceURL, tls: configuration.tls,
-            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath))
+            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath),
+            pins: try IdentityPins(path: configuration.identityPinsPath))
     }
 }

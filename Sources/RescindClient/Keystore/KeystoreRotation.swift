@@ -140,7 +140,8 @@ public enum KeystoreRotation {
         UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,
             baseURL: configuration.grantServiceURL, tls: configuration.tls,
-            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath))
+            keyHistory: try KeyHistoryStore(path: configuration.keyHistoryPath),
+            pins: try IdentityPins(path: configuration.identityPinsPath))
     }
 }
 

@@ -8,8 +8,10 @@ import RescindProtocol
 /// changed is refused until the change is accepted (`rescind identity trust`), so a
 /// compromised service cannot quietly substitute someone's keys.
 ///
-/// One small JSON file in the profile directory (0600, replaced atomically).
-public struct IdentityPins: Sendable {
+/// One small JSON file in the profile directory (0600, replaced atomically), or kept in memory
+/// only (a session built without a profile). Shared by reference: every copy of a session pins
+/// into the same store. `@unchecked Sendable`: every access to `pins` holds `lock`.
+public final class IdentityPins: @unchecked Sendable {
     public enum Source: String, Codable, Sendable {
         /// Seen first through the grant service, nothing compared.
         case firstUse = "first_use"
@@ -18,6 +20,11 @@ public struct IdentityPins: Sendable {
         case invitation
         /// Accepted after the user compared verification codes.
         case comparedCode = "compared_code"
+        /// Reached from an earlier pin through identity-rotation statements signed by the pinned
+        /// key. A thief holding the old key can sign such a statement too, so this key may keep
+        /// a copy it already holds but is given nothing new (no grant, no ownership) until the
+        /// codes were compared.
+        case rotation
     }
 
     public struct Pin: Codable, Sendable, Equatable {
@@ -55,8 +62,16 @@ public struct IdentityPins: Sendable {
         case changed(Pin)
     }
 
-    public let path: String
+    /// The file, or nil for a store kept in memory.
+    public let path: String?
+    private let lock = NSLock()
     private var pins: [UUID: Pin]
+
+    /// An empty store that lives as long as the process.
+    public init() {
+        path = nil
+        pins = [:]
+    }
 
     /// Loads the pins at `path` (none if the file does not exist yet).
     public init(path: String) throws {
@@ -76,17 +91,21 @@ public struct IdentityPins: Sendable {
     /// The pins file of a profile directory.
     public static func path(inProfile directory: String) -> String { directory + "/identity-pins.json" }
 
-    public subscript(userID: UUID) -> Pin? { pins[userID] }
+    public subscript(userID: UUID) -> Pin? { lock.withLock { pins[userID] } }
 
     public func check(_ userID: UUID, identity: Data, agreement: Data) -> Check {
-        guard let pin = pins[userID] else { return .unpinned }
+        guard let pin = self[userID] else { return .unpinned }
         return pin.matches(identity: identity, agreement: agreement) ? .matches(pin) : .changed(pin)
     }
 
-    /// Pins (or re-pins) `userID` to these keys and writes the file.
-    public mutating func pin(_ userID: UUID, _ pin: Pin) throws {
-        pins[userID] = pin
-        try SecureFiles.writeOwnerOnly(try JSONEncoder.pins.encode(pins), to: path)
+    /// Pins (or re-pins) `userID` to these keys and writes the file before it counts.
+    public func pin(_ userID: UUID, _ pin: Pin) throws {
+        try lock.withLock {
+            var next = pins
+            next[userID] = pin
+            if let path { try SecureFiles.writeOwnerOnly(try JSONEncoder.pins.encode(next), to: path) }
+            pins = next
+        }
     }
 }
 

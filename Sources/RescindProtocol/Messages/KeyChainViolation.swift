@@ -39,6 +39,11 @@ public struct KeyChainViolation: Codable, Sendable, Equatable {
         /// The service refused access (403) but no owner statement excludes this user and no
         /// signed command asked for erasure: the device keeps its copy.
         case unsignedErasure = "unsigned_erasure"
+        /// The grant service named a public key to wrap an FMK to (or to hand ownership to) that
+        /// this client did not verify: not the key the owner's history names for that user, not
+        /// reached from a pinned key through rotations signed by it, not pinned after comparing
+        /// codes. Nothing was wrapped.
+        case unverifiedRecipientKey = "unverified_recipient_key"
         /// A statement that does not parse or breaks the message limits.
         case malformed
     }
