@@ -65,6 +65,11 @@ import Testing
             "refused the key history of family member",
             "refused a key history: wrapped_key_mismatch",
             "Adult C's client reads Emma again: 120 records",
+            // The same service swaps Adult B's key before A's next revocation: A's client wraps only
+            // to keys it verified, abandons the revocation, and the audit service announces A's report.
+            "refused to wrap Emma's new FMK to a key it never verified (unverified_recipient_key)",
+            "refused a recipient key: unverified_recipient_key",
+            "Emma is still at FMK v3, and no copy of it was ever wrapped to the attacker's key",
         ]
         for expected in expectations {
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")

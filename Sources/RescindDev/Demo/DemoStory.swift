@@ -259,6 +259,7 @@ struct DemoStory: Sendable {
         // 8. A compromised grant service
         timeline.section("8. A compromised grant service hands Adult C a key Adult A never issued")
         try await forgeKey(for: adultC, of: emma)
+        try await swapRecipientKey(of: bRotated, before: adultA, revokes: adultC, from: emma)
 
         // Summary
         timeline.section("Summary")
@@ -464,6 +465,46 @@ struct DemoStory: Sendable {
         // The report's notification reaches the timeline (at most the 2 s the demo always waited).
         _ = await timeline.waitFor("refused a key history", timeout: .seconds(2))
         timeline.log("attacker", "put the original row back; Adult C's client reads Emma again: \(try await reporting.readRecords(familyMember).count) records")
+    }
+
+    /// Plays a grant service whose database an attacker writes to, the other way round: Adult B's
+    /// X25519 key in `users` is replaced by the attacker's just before Adult A revokes Adult C, so
+    /// that the new FMK would be wrapped to a key the attacker holds. A's client wraps only to keys
+    /// it verified (the one A's signed history names for B, pinned after comparing codes): the
+    /// revocation is refused before anything is wrapped, abandoned, and reported. The row is put
+    /// back afterwards.
+    func swapRecipientKey(of victim: UserSession, before owner: UserSession, revokes revoked: UserSession, from familyMember: UUID) async throws {
+        let pool = PostgresConnectionPool(
+            configuration: try PostgresConfiguration(url: databaseURL), size: 1, logger: Logger(label: "rescind.demo"))
+        let reporting = owner.reporting(
+            to: AuditServiceViolationReporter(audit: AuditServiceClient(baseURL: auditURL, grantService: owner.client, tls: clientTLS)))
+        let original = try await owner.client.user(victim.keys.userID).agreementPublicKey
+        let attacker = X25519.PrivateKey()
+        func setKey(_ key: Data) async throws {
+            try await pool.withConnection { connection in
+                try await connection.execute(
+                    "UPDATE \(identifier: grantSchema).users SET agreement_public_key = \(key) WHERE user_id = \(victim.keys.userID)")
+            }
+        }
+        do {
+            try await setKey(Data(attacker.publicKey.rawRepresentation))
+            timeline.log("attacker", "replaced Adult B's X25519 key in the grant service's database with its own, before Adult A's next revocation")
+            do {
+                let committed = try await reporting.revoke(familyMember, user: revoked.keys.userID, reason: "demo: swapped key")
+                timeline.log("Adult A", "UNEXPECTED: committed FMK v\(committed.newFMKVersion) wrapped to the attacker's key")
+            } catch let error as KeyHistoryError {
+                timeline.log("Adult A", "refused to wrap Emma's new FMK to a key it never verified (\(error.code.rawValue)): the revocation was abandoned, nothing committed")
+            }
+        } catch {
+            try? await setKey(original)
+            await pool.close()
+            throw error
+        }
+        try await setKey(original)
+        await pool.close()
+        _ = await timeline.waitFor("unverified_recipient_key", timeout: .seconds(2))
+        let (_, version) = try await owner.currentFMK(familyMember)
+        timeline.log("attacker", "put the original key back; Emma is still at FMK v\(version), and no copy of it was ever wrapped to the attacker's key")
     }
 
     /// Each run starts from empty schemas (the services migrate them at start).

@@ -66,6 +66,8 @@ struct DemoWatcher: Sendable {
         case .ackOverdue: "ALERT ack overdue from \(device)"
         case .ackFailed: "ALERT \(device) failed: \(note.error ?? "")"
         case .messageRejected: "rejected a message: \(note.rejection?.reason ?? "")"
+        case .keyChainViolation where note.violation?.code == .unverifiedRecipientKey:
+            "ALERT \(device) refused a recipient key: \(note.violation?.code.rawValue ?? "") — \(note.violation?.detail ?? "")"
         case .keyChainViolation:
             "ALERT \(device) refused a key history: \(note.violation?.code.rawValue ?? "") — \(note.violation?.detail ?? "")"
         }
