@@ -93,7 +93,7 @@ struct IdentityController {
 
     @Sendable func retireDevice(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
         let caller = try context.requireIdentity()
-        try await identities.retireDevice(try context.uuidParameter("deviceID"), by: caller.userID)
+        try await identities.retireDevice(try context.uuidParameter("deviceID"), by: caller.userID, from: caller.deviceID)
         return .noContent
     }
 

@@ -37,7 +37,7 @@ struct IdentityRotationController {
         guard newKey.isValidSignature([UInt8](rotation.newKeySignature), for: input) else {
             throw APIError.unprocessable("bad_signature", "the rotation must also be signed with the new identity key")
         }
-        return try await rotations.rotate(rotation)
+        return try await rotations.rotate(rotation, from: caller.deviceID)
     }
 
     @Sendable func list(_ request: Request, context: GrantRequestContext) async throws -> IdentityRotationList {

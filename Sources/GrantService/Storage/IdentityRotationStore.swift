@@ -11,9 +11,17 @@ struct IdentityRotationStore: Sendable {
     /// generation and key. Signatures are checked by the caller (`IdentityRotationRules`).
     /// - Throws: 409 `stale_rotation` when the user's keys moved on (a replay, or a rotation
     ///   from another device first); 409 `key_reused` for a key that was ever an identity key.
-    func rotate(_ rotation: IdentityRotation) async throws -> UserResponse {
+    /// - Throws: 401 `device_retired` when the calling device was retired after its request was
+    ///   authenticated (checked under a lock a retirement waits for).
+    func rotate(_ rotation: IdentityRotation, from callerDeviceID: UUID) async throws -> UserResponse {
         let statement = rotation.statement
         return try await pool.transaction { connection in
+            guard try await connection.query(
+                """
+                SELECT 1 FROM devices WHERE device_id = \(callerDeviceID) AND user_id = \(statement.userID) AND retired_at IS NULL
+                FOR SHARE
+                """
+            ).first != nil else { throw APIError.deviceRetired }
             guard let row = try await connection.query(
                 """
                 SELECT identity_generation, identity_public_key, agreement_public_key FROM users

@@ -157,11 +157,19 @@ struct IdentityStore: Sendable {
     /// revocation and rotation stagings it began (migration 0017): a device the thief holds, once
     /// retired, blocks nothing, and an honest user whose device died mid-revocation frees the
     /// family member at once by retiring it.
-    func retireDevice(_ deviceID: UUID, by userID: UUID) async throws {
+    func retireDevice(_ deviceID: UUID, by userID: UUID, from callerDeviceID: UUID) async throws {
         try await pool.transaction { connection in
-            guard let owner = try await connection.query(
-                "SELECT user_id FROM devices WHERE device_id = \(deviceID) FOR UPDATE"
-            ).first?.decode(UUID.self, column: 0) else {
+            // Both rows, locked in one order: of two devices retiring each other at once, the
+            // second finds itself retired. A request authenticated just before its own device
+            // was retired acts on nothing.
+            let rows = try await connection.query(
+                """
+                SELECT device_id, user_id, retired_at IS NULL FROM devices
+                WHERE device_id IN (\(deviceID), \(callerDeviceID)) ORDER BY device_id FOR UPDATE
+                """
+            ).map { try $0.decode(UUID.self, UUID.self, Bool.self) }
+            guard rows.contains(where: { $0.0 == callerDeviceID && $0.1 == userID && $0.2 }) else { throw APIError.deviceRetired }
+            guard let owner = rows.first(where: { $0.0 == deviceID })?.1 else {
                 throw APIError.notFound("device")
             }
             guard owner == userID else { throw APIError.forbidden("only the device's user can retire it") }
