@@ -41,10 +41,12 @@ public struct UserSession: Sendable {
     }
 
     /// Registers the user with their public keys and this device.
+    /// - Parameter recoveryKey: the user's recovery key, whose public half is registered (with its
+    ///   signature, proving possession); the key itself is the caller's to show once and forget.
     public static func register(
         keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
-        deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), baseURL: URL,
-        tls: ClientTLS = .strict
+        deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), recoveryKey: RecoveryKey? = nil,
+        baseURL: URL, tls: ClientTLS = .strict
     ) async throws -> UserSession {
         var request = RegisterUserRequest(
             userID: keys.userID, displayName: displayName,
@@ -53,8 +55,10 @@ public struct UserSession: Sendable {
             device: RegisterDeviceRequest(
                 deviceID: deviceID, name: deviceName, kind: deviceKind, role: deviceRole,
                 signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
-            signature: Data())
-        request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
+            recoveryPublicKey: recoveryKey?.publicKey, signature: Data())
+        let input = try request.signingInput()
+        request.signature = Data(keys.identityKey.signature(for: input))
+        request.recoverySignature = recoveryKey.map { Data($0.signingKey.signature(for: input)) }
         _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
         return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
     }

@@ -1,4 +1,6 @@
 import Foundation
+import RescindClient
+import RescindPostgres
 import Testing
 
 extension CLITests {
@@ -88,6 +90,17 @@ extension CLITests {
                 let created = try await RescindProcess.run(["identity", "create", "--name", "Adult B"] + options, environment: passphrase)
                 #expect(created.status == 0, "\(created)")
                 let userID = try #require(CLITestBed.value(after: "user", in: created.stdout))
+                // The recovery key, shown once: its words give the key the service registered.
+                #expect(created.stdout.contains("recovery key: write these 34 words on paper now"), "\(created)")
+                let words = created.stdout.split(separator: "\n").filter { $0.range(of: #"^\s+\d+ [a-z]+"#, options: .regularExpression) != nil }
+                    .flatMap { $0.split(separator: " ").filter { Int($0) == nil } }.map(String.init)
+                let recovery = try RecoveryKey(words: words.joined(separator: " "))
+                let registered = try await bed.grant.withConnection { connection in
+                    try await connection.query("SELECT recovery_public_key FROM users WHERE user_id = \(UUID(uuidString: userID)!)")
+                        .first?.decode(Data.self, column: 0)
+                }
+                #expect(registered == recovery.publicKey)
+                #expect(!(try String(contentsOfFile: directory + "/keystore.json", encoding: .utf8)).contains(words[0] + " " + words[1]))
 
                 let shown = try await RescindProcess.run(["identity", "show"] + options, environment: passphrase)
                 #expect(shown.status == 0 && CLITestBed.value(after: "user", in: shown.stdout) == userID, "\(shown)")
@@ -122,6 +135,16 @@ extension CLITests {
 
                 try await adultA.ok(["revoke", "--everywhere", "--user", adultB.userID, "--reason", "phone stolen", "--yes"])
                 try await adultA.ok(["record", "add", emma, "--text", "written after the theft"])
+                // B's new keys follow from the pinned ones by a rotation signed with the old key, which
+                // the thief holds too: A re-grants only after comparing codes with B.
+                let refused = try await adultA.run(["grant", emma, "--to", adultB.userID])
+                #expect(refused.status != 0 && refused.stderr.contains("unverified_recipient_key"), "\(refused)")
+                // "verification code A3-5F-2B (your keys with …)"
+                let code = { (printed: String) in String(printed.split(separator: " ").dropFirst(2).first ?? "") }
+                let codeOnA = code(try await adultA.ok(["identity", "code", "--with", adultB.userID]))
+                let codeOnB = code(try await adultB.ok(["identity", "code", "--with", adultA.userID]))
+                #expect(codeOnA == codeOnB && codeOnA.count == 8)
+                try await adultA.ok(["identity", "trust", adultB.userID, "--code", codeOnB])
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])
                 let shown = try await adultB.ok(["record", "show", emma, "--all"])
                 #expect(shown.contains("written after the theft") && shown.contains("MMR vaccination"), "\(shown)")

@@ -190,7 +190,7 @@ import Testing
         }
     }
 
-    /// `rescind-admin migrate` (the same `PostgresMigrator`) on a populated 0016 schema with a
+    /// `rescind-admin migrate` (the same `PostgresMigrator`) on a populated schema without 0017, with a
     /// rotation in flight (every record staged, its bodies written) and a revocation of C begun: no
     /// device can be proven to have begun them, so 0017 discards both as abandon does. Their staged
     /// bodies are queued and collected, no record changes, C writes again, and the owner's rotation
@@ -200,14 +200,20 @@ import Testing
         let before = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-0016-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: before, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: before) }
-        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path) where name.hasSuffix(".sql") && name < "0017" {
+        // Every migration but 0017: the ones after it change nothing 0017 touches, and today's
+        // service code needs them.
+        var copied = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrations.path)
+        where name.hasSuffix(".sql") && !name.hasPrefix("0017_") {
             try FileManager.default.copyItem(at: migrations.appendingPathComponent(name), to: before.appendingPathComponent(name))
+            copied += 1
         }
+        let migratedBefore = copied
         try await GrantServiceHarness.with({
             $0.database.migrationsDirectory = before.path
             $0.lifetimes.janitorInterval = .seconds(3600)
         }) { service in
-            #expect(try await service.count("SELECT count(*) FROM schema_migrations") == 16)
+            #expect(try await service.count("SELECT count(*) FROM schema_migrations") == migratedBefore)
             let home = try await Household.make(service, records: 4)
             let (owner, c) = (home.adultA, home.adultC)
             let (rotation, revocation) = (UUID(), UUID())

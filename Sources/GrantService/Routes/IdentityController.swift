@@ -32,8 +32,21 @@ struct IdentityController {
         _ = try Validation.agreementKey(body.agreementPublicKey)
         let identityKey = try Validation.signingKey(body.identityPublicKey, field: "identity_public_key")
         _ = try Validation.signingKey(body.device.signingPublicKey, field: "device.signing_public_key")
-        guard identityKey.isValidSignature([UInt8](body.signature), for: try body.signingInput()) else {
+        let input = try body.signingInput()
+        guard identityKey.isValidSignature([UInt8](body.signature), for: input) else {
             throw APIError.unprocessable("bad_signature", "the registration must be signed with the identity key")
+        }
+        // A recovery key is registered only by whoever holds it, and is nobody's other key.
+        if let recoveryPublicKey = body.recoveryPublicKey {
+            let recoveryKey = try Validation.signingKey(recoveryPublicKey, field: "recovery_public_key")
+            guard let signature = body.recoverySignature, recoveryKey.isValidSignature([UInt8](signature), for: input) else {
+                throw APIError.unprocessable("bad_signature", "a recovery key must be registered with its own signature over the registration")
+            }
+            guard recoveryPublicKey != body.identityPublicKey, recoveryPublicKey != body.device.signingPublicKey else {
+                throw APIError.unprocessable("invalid_field", "recovery_public_key must be a key of its own")
+            }
+        } else if body.recoverySignature != nil {
+            throw APIError.unprocessable("invalid_field", "recovery_signature without recovery_public_key")
         }
         return EditedResponse(status: .created, response: try await identities.registerUser(body))
     }

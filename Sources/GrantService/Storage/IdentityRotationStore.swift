@@ -61,7 +61,7 @@ struct IdentityRotationStore: Sendable {
                                  agreement_public_key = \(statement.agreementPublicKey),
                                  identity_generation = \(statement.generation)
                 WHERE user_id = \(statement.userID)
-                RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation
+                RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
                 """
             ).map(IdentityStore.decodeUser).first!
         }

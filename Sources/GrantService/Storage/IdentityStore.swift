@@ -12,8 +12,9 @@ struct IdentityStore: Sendable {
             do {
                 try await connection.execute(
                     """
-                    INSERT INTO users (user_id, display_name, agreement_public_key, identity_public_key)
-                    VALUES (\(request.userID), \(request.displayName), \(request.agreementPublicKey), \(request.identityPublicKey))
+                    INSERT INTO users (user_id, display_name, agreement_public_key, identity_public_key, recovery_public_key)
+                    VALUES (\(request.userID), \(request.displayName), \(request.agreementPublicKey), \(request.identityPublicKey),
+                            \(request.recoveryPublicKey))
                     """)
                 try await insertDevice(request.device, userID: request.userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
@@ -22,7 +23,8 @@ struct IdentityStore: Sendable {
         }
         return UserResponse(
             userID: request.userID, displayName: request.displayName,
-            agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey)
+            agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey,
+            recoveryPublicKey: request.recoveryPublicKey)
     }
 
     /// Enrols a device for `userID` (the caller has verified the identity key's signature)
@@ -104,17 +106,20 @@ struct IdentityStore: Sendable {
     func user(_ userID: UUID, on connection: PostgresConnection) async throws -> UserResponse? {
         try await connection.query(
             """
-            SELECT user_id, display_name, agreement_public_key, identity_public_key, identity_generation
+            SELECT user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
             FROM users WHERE user_id = \(userID)
             """
         ).first.map(Self.decodeUser)
     }
 
+    /// A user row as `user_id, display_name, agreement_public_key, identity_public_key,
+    /// identity_generation, recovery_public_key`.
     static func decodeUser(_ row: PostgresRow) throws -> UserResponse {
-        let (id, name, agreement, identity, generation) = try row.decode(UUID.self, String.self, Data.self, Data.self, Int.self)
+        let (id, name, agreement, identity, generation, recovery) = try row.decode(
+            UUID.self, String.self, Data.self, Data.self, Int.self, Data?.self)
         return UserResponse(
             userID: id, displayName: name, agreementPublicKey: agreement, identityPublicKey: identity,
-            identityGeneration: generation)
+            identityGeneration: generation, recoveryPublicKey: recovery)
     }
 
     func device(_ deviceID: UUID) async throws -> DeviceResponse? {

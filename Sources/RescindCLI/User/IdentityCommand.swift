@@ -25,6 +25,11 @@ struct IdentityCommand: AsyncParsableCommand {
                 Generates an X25519 key (FMKs are wrapped to it), an Ed25519 identity key, a master
                 key and this device's key; only public keys leave the machine.
 
+                Also generates your recovery key and prints it once, as 34 words and a QR code of
+                their first four letters: write the words on paper and keep them away from your devices. Only its
+                public half is registered; nothing keeps the words. They stand for you when a
+                device is stolen (docs/decisions/stolen-unlocked-device.md).
+
                 Example:
                   RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"
                 """)
@@ -37,12 +42,23 @@ struct IdentityCommand: AsyncParsableCommand {
 
         func run() async throws {
             // The CLI keeps no FMK or record beyond the process: revocations do not wait for it.
+            let recoveryKey = try RecoveryKey.generate()
             let enrolled = try await KeystoreEnrollment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
-                role: .interactive, configuration: try await profile.configuration())
+                role: .interactive, recoveryKey: recoveryKey, configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")
+            print("")
+            print("recovery key: write these \(recoveryKey.words.count) words on paper now. They are shown once and kept nowhere.")
+            for row in stride(from: 0, to: recoveryKey.words.count, by: 6) {
+                let words = recoveryKey.words[row..<min(row + 6, recoveryKey.words.count)].enumerated().map { offset, word in
+                    "\(String(row + offset + 1).leftPadded(to: 2)) \(word.padding(toLength: 8, withPad: " ", startingAt: 0))"
+                }
+                print("  " + words.joined(separator: " "))
+            }
+            // Four letters a word are enough to type or scan it back, and keep the code small.
+            print(try QRCode.encode(Array(recoveryKey.words.map { $0.prefix(4) }.joined(separator: " ").utf8)).terminalText())
         }
     }
 
@@ -198,4 +214,9 @@ struct IdentityCommand: AsyncParsableCommand {
             print("profile \(profile.directory) re-protected; use the new passphrase from now on")
         }
     }
+}
+
+extension String {
+    /// Right-aligned in `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }

@@ -10,9 +10,10 @@ public enum KeystoreEnrollment {
     /// Registers a new user whose first device is this one.
     /// - Throws: `AgentError` `.alreadyEnrolled` when the directory holds a keystore or a cache.
     @discardableResult
+    /// - Parameter recoveryKey: registered with the user (its public half); never stored here.
     public static func registerNewUser(
         displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
-        configuration: AgentConfiguration
+        recoveryKey: RecoveryKey? = nil, configuration: AgentConfiguration
     ) async throws -> (userID: UUID, deviceID: UUID) {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
@@ -20,7 +21,7 @@ public enum KeystoreEnrollment {
         let session = try await GrantServiceCall.run {
             try await UserSession.register(
                 keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceRole: role,
-                deviceKey: deviceKey, baseURL: configuration.grantServiceURL, tls: configuration.tls)
+                deviceKey: deviceKey, recoveryKey: recoveryKey, baseURL: configuration.grantServiceURL, tls: configuration.tls)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
         return (keys.userID, session.deviceID)

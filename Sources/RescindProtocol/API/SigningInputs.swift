@@ -1,11 +1,13 @@
 import Foundation
 
 extension RegisterUserRequest {
-    /// What the identity key signs to prove possession: the whole request but the
-    /// signature, canonically encoded, under its own domain label.
+    /// What the identity key (and the recovery key, when one is registered) signs to prove
+    /// possession: the whole request but the signatures, canonically encoded, under its own
+    /// domain label.
     public func signingInput() throws -> [UInt8] {
         var unsigned = self
         unsigned.signature = Data()
+        unsigned.recoverySignature = nil
         return Array("rescind-register-user-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(unsigned))
     }
 }

@@ -38,15 +38,24 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
     public var agreementPublicKey: Data
     public var identityPublicKey: Data
     public var device: RegisterDeviceRequest
+    /// The public half of the user's recovery key (Ed25519), whose seed is kept on paper only.
+    public var recoveryPublicKey: Data?
     public var signature: Data
+    /// By the recovery key over the same signing input: proof that whoever registers it holds it.
+    public var recoverySignature: Data?
 
-    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, device: RegisterDeviceRequest, signature: Data) {
+    public init(
+        userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, device: RegisterDeviceRequest,
+        recoveryPublicKey: Data? = nil, signature: Data, recoverySignature: Data? = nil
+    ) {
         self.userID = userID
         self.displayName = displayName
         self.agreementPublicKey = agreementPublicKey
         self.identityPublicKey = identityPublicKey
         self.device = device
+        self.recoveryPublicKey = recoveryPublicKey
         self.signature = signature
+        self.recoverySignature = recoverySignature
     }
 
     enum CodingKeys: String, CodingKey {
@@ -55,7 +64,9 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
         case agreementPublicKey = "agreement_public_key"
         case identityPublicKey = "identity_public_key"
         case device
+        case recoveryPublicKey = "recovery_public_key"
         case signature
+        case recoverySignature = "recovery_signature"
     }
 }
 
@@ -67,13 +78,19 @@ public struct UserResponse: Codable, Sendable, Equatable {
     public var identityPublicKey: Data
     /// 1 for the keys registered first, one more for each rotation (`IdentityRotation`).
     public var identityGeneration: Int
+    /// The public half of the user's recovery key, when they registered one.
+    public var recoveryPublicKey: Data?
 
-    public init(userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, identityGeneration: Int = 1) {
+    public init(
+        userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, identityGeneration: Int = 1,
+        recoveryPublicKey: Data? = nil
+    ) {
         self.userID = userID
         self.displayName = displayName
         self.agreementPublicKey = agreementPublicKey
         self.identityPublicKey = identityPublicKey
         self.identityGeneration = identityGeneration
+        self.recoveryPublicKey = recoveryPublicKey
     }
 
     enum CodingKeys: String, CodingKey {
@@ -82,6 +99,7 @@ public struct UserResponse: Codable, Sendable, Equatable {
         case agreementPublicKey = "agreement_public_key"
         case identityPublicKey = "identity_public_key"
         case identityGeneration = "identity_generation"
+        case recoveryPublicKey = "recovery_public_key"
     }
 }
 
