@@ -77,10 +77,17 @@ import Testing
             }
             #expect(try await home.adultA.client.grants(liam).count == 1)
 
-            // Revoke B everywhere, then re-grant B at the new version: wrapped to B's new key.
+            // Revoke B everywhere, then re-grant B at the new version: wrapped to B's new key, once
+            // A compared codes with B (a rotation signed by the old key alone is what a thief makes).
             for revocation in try await home.adultA.client.beginUserRevocation(phone.keys.userID, BeginUserRevocationRequest()) {
                 _ = try await home.adultA.complete(revocation, uploadBatchSize: 500, progress: { _ in })
             }
+            await #expect(throws: KeyHistoryError.self) { try await home.adultA.grant(home.emma, to: phone.keys.userID) }
+            try home.adultA.pins.pin(
+                phone.keys.userID,
+                .init(
+                    identityPublicKey: Data(rotated.keys.identityKey.publicKey.rawRepresentation),
+                    agreementPublicKey: Data(rotated.keys.agreementKey.publicKey.rawRepresentation), source: .comparedCode))
             try await home.adultA.grant(home.emma, to: phone.keys.userID)
             let regranted = try await rotated.client.wrappedKey(home.emma)
             #expect(regranted.fmkVersion == 2)
