@@ -10,19 +10,21 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public let status: HTTPResponse.Status
     public let code: String
     public let message: String
+    /// Seconds after which the same request may succeed (`Retry-After`), for 429 and 503.
+    public let retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = try CanonicalJSON.encode(APIErrorBody(code: code, message: message))
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 
@@ -36,6 +38,11 @@ extension APIError {
     }
     public static func payloadTooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, "payload_too_large", "request bodies are limited to \(limit) bytes")
+    }
+    /// 429: too many of something open at once for one device or user; `retryAfter` seconds
+    /// until the oldest expires.
+    public static func tooMany(_ code: String, _ message: String, retryAfter: Int) -> APIError {
+        APIError(.tooManyRequests, code, message, retryAfter: retryAfter)
     }
     public static let unavailable = APIError(.serviceUnavailable, "unavailable", "the service is not ready")
     /// The database could not be reached or did not answer in time; nothing is known to have changed

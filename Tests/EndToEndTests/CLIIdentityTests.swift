@@ -109,6 +109,43 @@ extension CLITests {
             }
         }
 
+        /// The recovery words printed at `identity create` retire the profile's device at once (as
+        /// an owner does to a stolen phone) and restore it, with no device or profile of their own;
+        /// words with one wrong word do nothing.
+        @Test(.timeLimit(.minutes(3)))
+        func theRecoveryWordsRetireAndRestoreADevice() async throws {
+            try await CLITestBed.with { bed in
+                let directory = bed.root.appendingPathComponent("profiles/recovering").path
+                let options = ["--profile", directory, "--grant-service", bed.grant.baseURL.absoluteString]
+                let passphrase = ["RESCIND_PASSPHRASE": "correct horse battery staple"]
+                let created = try await RescindProcess.run(["identity", "create", "--name", "Adult A"] + options, environment: passphrase)
+                #expect(created.status == 0, "\(created)")
+                let userID = try #require(CLITestBed.value(after: "user", in: created.stdout))
+                let deviceID = try #require(CLITestBed.value(after: "device", in: created.stdout))
+                let words = created.stdout.split(separator: "\n").filter { $0.range(of: #"^\s+\d+ [a-z]+"#, options: .regularExpression) != nil }
+                    .flatMap { $0.split(separator: " ").filter { Int($0) == nil } }.map(String.init)
+                #expect(words.count == 34)
+                let wordsFile = bed.root.appendingPathComponent("recovery-words.txt")
+                let recover = ["identity", "recover", "--user", userID, "--words-file", wordsFile.path, "--grant-service", bed.grant.baseURL.absoluteString]
+
+                var wrong = words
+                wrong[3] = wrong[3] == "able" ? "acid" : "able"
+                try wrong.joined(separator: " ").write(to: wordsFile, atomically: true, encoding: .utf8)
+                let refused = try await RescindProcess.run(recover + ["--retire", deviceID], environment: [:])
+                #expect(refused.status != 0 && refused.stderr.contains("do not check out"), "\(refused)")
+
+                try words.joined(separator: " ").write(to: wordsFile, atomically: true, encoding: .utf8)
+                let retired = try await RescindProcess.run(recover + ["--retire", deviceID], environment: [:])
+                #expect(retired.status == 0 && retired.stdout.contains("retired device \(deviceID)"), "\(retired)")
+                let shutOut = try await RescindProcess.run(["identity", "show"] + options, environment: passphrase)
+                #expect(shutOut.status != 0 && shutOut.stderr.contains("device_retired"), "\(shutOut)")
+                let restored = try await RescindProcess.run(recover + ["--restore", deviceID], environment: [:])
+                #expect(restored.status == 0 && restored.stdout.contains("restored device \(deviceID)"), "\(restored)")
+                let shown = try await RescindProcess.run(["identity", "show"] + options, environment: passphrase)
+                #expect(shown.status == 0 && CLITestBed.value(after: "user", in: shown.stdout) == userID, "\(shown)")
+            }
+        }
+
         /// The stolen-phone sequence from the CLI: B rotates their identity; A revokes B everywhere
         /// and re-grants; B reads everything with the new keys, and a copy of B's old profile
         /// (what the thief took) opens nothing issued after the rotation.

@@ -9,7 +9,7 @@ import Testing
 /// The grant service answers as `openapi.yaml` says, request and response schemas included:
 /// the real clients' flows (registration, enrolment, family members, records, grants, a
 /// revocation previewed, begun and abandoned, one committed, a stolen-device revocation, an identity
-/// rotation, ownership transfer, an invitation) run through a recording proxy that checks every answer, and
+/// rotation, ownership transfer, an invitation, recovery-key orders) run through a recording proxy that checks every answer, and
 /// every operation then gets junk: unknown and malformed ids, no or a refused credential,
 /// malformed and mistyped bodies, junk queries. An undocumented status fails the test.
 /// (`OpenAPIDocumentTests` checks that document and router list the same operations.)
@@ -84,6 +84,20 @@ import Testing
         // Another device enrolled and retired.
         let tablet = try await adultA.addDevice(name: "Adult A's tablet", kind: .tablet)
         try await client.retireDevice(tablet.deviceID)
+
+        // A user with a recovery key: its orders retire and restore their phone and enrol a laptop.
+        let recovery = try RecoveryKey.generate()
+        let adultD = try await UserSession.register(
+            keys: .generate(), displayName: "Adult D", deviceName: "Adult D's phone", recoveryKey: recovery, baseURL: url, tls: tls)
+        let anonymous = GrantServiceClient(baseURL: url, tls: tls)
+        try await recovery.order(.retire, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
+        try await recovery.order(.restore, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
+        try await recovery.order(
+            .enrol, for: adultD.keys.userID,
+            device: RegisterDeviceRequest(
+                deviceID: UUID(), name: "Adult D's laptop", kind: .laptop,
+                signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)),
+            through: anonymous)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
         _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)

@@ -93,6 +93,7 @@ public enum GrantServiceApplication {
         let checkIns = DeviceCheckIns(store: syncStates, metrics: metrics)
         let identity = IdentityController(identities: identities, syncStates: syncStates, lifetimes: configuration.lifetimes)
         identity.addPublicRoutes(to: v1)
+        RecoveryController(recoveries: RecoveryStore(pool: pool), lifetimes: configuration.lifetimes).addRoutes(to: v1)
         let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
         identity.addAuthenticatedRoutes(to: authenticated)
         FamilyMemberController(families: families, checkIns: checkIns).addRoutes(to: authenticated)

@@ -26,3 +26,4 @@ extension RevocationPreview: ResponseEncodable {}
 extension ServiceKeyResponse: ResponseEncodable {}
 extension IdentityRotationList: ResponseEncodable {}
 extension InvitationResponse: ResponseEncodable {}
+extension RecoveryActionResult: ResponseEncodable {}

@@ -31,6 +31,7 @@ struct Janitor: Sendable {
         try await pool.withConnection { connection in
             try await connection.execute("DELETE FROM auth_challenges WHERE expires_at < now() - interval '1 hour'")
             try await connection.execute("DELETE FROM enrolment_challenges WHERE expires_at < now() - interval '1 hour'")
+            try await connection.execute("DELETE FROM recovery_challenges WHERE expires_at < now() - interval '1 hour'")
             try await connection.execute("DELETE FROM auth_tokens WHERE expires_at < now()")
             try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
         }

@@ -16,7 +16,7 @@ struct IdentityCommand: AsyncParsableCommand {
               rescind identity rotate
               RESCIND_NEW_PASSPHRASE=… rescind identity passphrase
             """,
-        subcommands: [Create.self, Show.self, Code.self, Trust.self, Rotate.self, Passphrase.self])
+        subcommands: [Create.self, Show.self, Code.self, Trust.self, Rotate.self, Passphrase.self, Recover.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -59,6 +59,56 @@ struct IdentityCommand: AsyncParsableCommand {
             }
             // Four letters a word are enough to type or scan it back, and keep the code small.
             print(try QRCode.encode(Array(recoveryKey.words.map { $0.prefix(4) }.joined(separator: " ").utf8)).terminalText())
+        }
+    }
+
+    struct Recover: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "With your recovery words: retire a device (a thief's) or restore one a thief retired, at once.",
+            discussion: """
+                Needs no device of yours and no profile: the recovery key, kept on paper, stands for
+                you. The words are read from --words-file, else asked for on the terminal; nothing
+                keeps them. Restore the devices a thief retired first, then retire the thief's.
+
+                Examples:
+                  rescind identity recover --user 6f1c… --restore 8a2b…
+                  rescind identity recover --user 6f1c… --retire 0d4e… --words-file /media/usb/recovery.txt
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "Your user id.") var user: UUID
+        @Option(help: "A device of yours to retire at once (the stolen one).") var retire: UUID?
+        @Option(help: "A retired device of yours to restore.") var restore: UUID?
+        @Option(help: "A file holding the recovery words (else they are asked for).") var wordsFile: String?
+
+        func validate() throws {
+            guard (retire == nil) != (restore == nil) else { throw ValidationError("give exactly one of --retire and --restore") }
+        }
+
+        func run() async throws {
+            let key: RecoveryKey
+            do {
+                key = try RecoveryKey(words: try words())
+            } catch let error as RecoveryKeyError {
+                throw CLIError(error.description)
+            }
+            let client = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
+            let done = try await key.order(retire != nil ? .retire : .restore, for: user, deviceID: retire ?? restore, through: client)
+            print("\(done.kind == .retire ? "retired" : "restored") device \(done.deviceID.uuidString.lowercased())")
+        }
+
+        private func words() throws -> String {
+            if let wordsFile {
+                do {
+                    return try String(contentsOfFile: wordsFile, encoding: .utf8)
+                } catch {
+                    throw CLIError("cannot read \(wordsFile): \(error.localizedDescription)")
+                }
+            }
+            guard isatty(STDIN_FILENO) == 1, let typed = getpass("Recovery words: ") else {
+                throw CLIError("pass --words-file, or run on a terminal to type the recovery words")
+            }
+            return String(cString: typed)
         }
     }
 

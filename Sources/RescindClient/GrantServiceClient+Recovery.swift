@@ -1,0 +1,31 @@
+import Foundation
+import RescindProtocol
+
+extension GrantServiceClient {
+    /// A single-use challenge for an order of `userID`'s recovery key (no credentials needed).
+    public func recoveryChallenge(for userID: UUID) async throws -> ChallengeResponse {
+        try await send(.post, "v1/recovery/challenges", body: RecoveryChallengeRequest(userID: userID), authenticated: false)
+    }
+
+    /// Carries out an order signed by a recovery key (no credentials needed).
+    public func recoveryAction(_ signed: SignedRecoveryAction) async throws -> RecoveryActionResult {
+        try await send(.post, "v1/recovery/actions", body: signed, authenticated: false)
+    }
+}
+
+extension RecoveryKey {
+    /// Orders `kind` for `userID` at once: asks for a fresh challenge and signs the action over it.
+    /// - Parameter device: the device to enrol (`.enrol`); `deviceID`: the one to retire or restore.
+    /// - Throws: `GrantServiceError` as the service answers (422 `bad_signature` for a key that is
+    ///   not the user's recovery key, 404 for a user without one).
+    @discardableResult
+    public func order(
+        _ kind: RecoveryAction.Kind, for userID: UUID, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil,
+        through client: GrantServiceClient
+    ) async throws -> RecoveryActionResult {
+        let challenge = try await client.recoveryChallenge(for: userID)
+        let action = RecoveryAction(userID: userID, challengeID: challenge.challengeID, kind: kind, device: device, deviceID: deviceID)
+        let signature = signingKey.signature(for: try action.signingInput(nonce: challenge.nonce))
+        return try await client.recoveryAction(SignedRecoveryAction(action: action, signature: Data(signature)))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// `POST /v1/recovery/challenges`: a single-use challenge for an order of `userID`'s recovery
+/// key. Anonymous — the recovery key stands for a user who may have no device left — and
+/// issued only for users who registered a recovery key, a few at a time.
+public struct RecoveryChallengeRequest: Codable, Sendable, Equatable {
+    public var userID: UUID
+
+    public init(userID: UUID) {
+        self.userID = userID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+    }
+}
+
+/// What a user's recovery key orders, at once, over a fresh challenge
+/// (`POST /v1/recovery/actions`): enrol a device (even when every device of the user is
+/// retired), retire one (the thief's), or restore one a thief retired.
+public struct RecoveryAction: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case enrol, retire, restore
+    }
+
+    public var userID: UUID
+    public var challengeID: UUID
+    public var kind: Kind
+    /// The device to enrol (`enrol` only).
+    public var device: RegisterDeviceRequest?
+    /// The device to retire or restore.
+    public var deviceID: UUID?
+
+    public init(userID: UUID, challengeID: UUID, kind: Kind, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil) {
+        self.userID = userID
+        self.challengeID = challengeID
+        self.kind = kind
+        self.device = device
+        self.deviceID = deviceID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case challengeID = "challenge_id"
+        case kind
+        case device
+        case deviceID = "device_id"
+    }
+
+    /// What the recovery key signs: `rescind-recovery-action-v1\n` and the canonical JSON of the
+    /// action with the challenge's nonce, so a signature works for this challenge only.
+    public func signingInput(nonce: Data) throws -> [UInt8] {
+        Array("rescind-recovery-action-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(Statement(action: self, nonce: nonce)))
+    }
+
+    struct Statement: Encodable {
+        let action: RecoveryAction
+        let nonce: Data
+    }
+}
+
+/// A recovery action and the recovery key's signature over `RecoveryAction.signingInput`.
+public struct SignedRecoveryAction: Codable, Sendable, Equatable {
+    public var action: RecoveryAction
+    public var signature: Data
+
+    public init(action: RecoveryAction, signature: Data) {
+        self.action = action
+        self.signature = signature
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case action, signature
+    }
+}
+
+/// What a recovery action did.
+public struct RecoveryActionResult: Codable, Sendable, Equatable {
+    public var kind: RecoveryAction.Kind
+    public var deviceID: UUID
+
+    public init(kind: RecoveryAction.Kind, deviceID: UUID) {
+        self.kind = kind
+        self.deviceID = deviceID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind
+        case deviceID = "device_id"
+    }
+}
