@@ -63,9 +63,17 @@ import Testing
         #expect(throws: RecoveryKeyError.self) { try RecoveryKey(seed: Array(Self.seed.prefix(31))) }
     }
 
-    @Test func theWordListIsFixed() {
+    @Test func theWordListIsFixed() throws {
         #expect(RecoveryKey.wordList.count == 256)
         #expect(Set(RecoveryKey.wordList.map { $0.prefix(4) }).count == 256)
         #expect(RecoveryKey.wordList == RecoveryKey.wordList.sorted())
+        for word in RecoveryKey.wordList {
+            #expect(RecoveryKey.wordList.filter { $0.hasPrefix(word) } == [word], "\(word) starts another word")
+        }
+        // Every word reads back, the short ones whole: eight seeds hold all 256 bytes.
+        for block in 0..<8 {
+            let key = try RecoveryKey(seed: (0..<32).map { UInt8(block * 32 + $0) })
+            #expect(try RecoveryKey(words: key.words.joined(separator: " ")).publicKey == key.publicKey)
+        }
     }
 }

@@ -6,7 +6,7 @@ import RescindCrypto
 /// is lost or in a thief's hands (docs/decisions/stolen-unlocked-device.md).
 ///
 /// On paper it is 34 words: one per seed byte from a fixed list of 256 words whose first four
-/// letters differ (so four letters are enough to type one), then two checksum words, the first
+/// letters differ and none of which starts another (so four letters are enough to type one), then two checksum words, the first
 /// two bytes of SHA-256 over a domain label and the seed. A word typed wrong, left out or swapped
 /// with another is refused (a 1 in 65,536 chance that a wrong phrase passes the checksum; it then
 /// names another key, which signs nothing the user's verifiers accept).
@@ -39,8 +39,9 @@ public struct RecoveryKey: Sendable {
         }
         var bytes: [UInt8] = []
         for (position, word) in typed.enumerated() {
-            // At least four letters: no two words share their first four, so the match is unique.
-            guard word.count >= 4, let index = Self.wordList.firstIndex(where: { $0.hasPrefix(word) }) else { throw RecoveryKeyError("word \(position + 1) (\(word)) is not one of the recovery words") }
+            // A whole word, or its first four letters or more: no two words share their first four,
+            // and none is the start of another, so the match is unique.
+            guard let index = Self.wordList.firstIndex(where: { $0 == word || word.count >= 4 && $0.hasPrefix(word) }) else { throw RecoveryKeyError("word \(position + 1) (\(word)) is not one of the recovery words") }
             bytes.append(UInt8(index))
         }
         let seed = Array(bytes.prefix(Ed25519.seedByteCount))
@@ -56,7 +57,7 @@ public struct RecoveryKey: Sendable {
         Array(SHA256.hash(Array("rescind-recovery-key-v1\n".utf8) + seed).prefix(checksumByteCount))
     }
 
-    /// 256 words, sorted, no two sharing their first four letters.
+    /// 256 words, sorted, no two sharing their first four letters, none the start of another.
     static let wordList: [String] = [
         "able", "acid", "acre", "actor", "adapt", "adult", "agent", "album", "alert", "alley", "alpha", "amber", "ample", "angle", "ankle", "apple",
         "april", "arena", "armor", "arrow", "atlas", "attic", "audio", "autumn", "avoid", "awake", "badge", "bagel", "baker", "bamboo", "banjo", "barn",
