@@ -153,6 +153,16 @@ public struct UserSession: Sendable {
     /// one seen first here.
     public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> FamilyMemberResponse {
         let verified = try await verifiedKey(familyMemberID)
+        // The service's own rules, read from the verified history: refused before anything is signed.
+        guard verified.entry.ownerUserID == keys.userID else {
+            throw GrantServiceError(status: 403, code: "forbidden", message: "only the family member's owner can transfer it")
+        }
+        guard newOwnerUserID != keys.userID else {
+            throw GrantServiceError(status: 422, code: "already_owner", message: "you already own this family member")
+        }
+        guard verified.entry.head.statement.holder(newOwnerUserID) != nil else {
+            throw GrantServiceError(status: 422, code: "not_a_grantee", message: "ownership can only pass to someone with active access")
+        }
         let newOwner = try await verifiedRecipient(newOwnerUserID, in: verified.entry, for: .ownership)
         let statement = try nextStatement(
             after: verified.entry, kind: .transfer, holders: verified.entry.head.statement.holders,
