@@ -63,21 +63,27 @@ extension CLITests {
         }
 
         /// A compromised grant service swaps a user's keys in its database: the granter who pinned
-        /// them refuses to grant, and a code that was not compared does not pin the swapped keys.
-        /// A rotation signed by the pinned key is followed.
+        /// them refuses to grant and reports it, and a code that was not compared does not pin the
+        /// swapped keys. A rotation signed by the pinned key alone is what a thief holding that key
+        /// makes too: a grant to the rotated keys waits until the codes were compared.
         @Test(.timeLimit(.minutes(3)))
-        func swappedKeysAreRefusedAndASignedRotationIsFollowed() async throws {
-            try await CLITestBed.with { bed in
+        func swappedKeysAreRefusedAndARotationNeedsTheCodes() async throws {
+            try await CLITestBed.with(audit: true) { bed in
                 let adultA = try await bed.person("Adult A")
                 let adultB = try await bed.person("Adult B")
                 let emma = try await adultA.ok(["family-member", "create"]).trimmed
                 let liam = try await adultA.ok(["family-member", "create"]).trimmed
                 try await adultA.ok(["grant", emma, "--to", adultB.userID])  // pins B on first use
+                let code = { (printed: String) in printed.firstMatch(of: /code ([0-9A-F-]{8})/).map { String($0.1) } }
 
-                // B rotates: statements signed by the pinned key, so A follows them.
+                // B rotates: signed by the pinned key, but so would a thief's be. Refused until compared.
                 try await adultB.ok(["identity", "rotate"])
-                let followed = try await adultA.run(["grant", liam, "--to", adultB.userID])
-                #expect(followed.status == 0 && followed.stderr.contains("rotated their keys"), "\(followed)")
+                try await adultA.run(["grant", liam, "--to", adultB.userID]).expectOneLineError("unverified_recipient_key", "rotation")
+                let aSees = try #require(code(try await adultA.ok(["identity", "code", "--with", adultB.userID])))
+                let bSees = try #require(code(try await adultB.ok(["identity", "code", "--with", adultA.userID])))
+                #expect(aSees == bSees)
+                try await adultA.ok(["identity", "trust", adultB.userID, "--code", bSees])
+                try await adultA.ok(["grant", liam, "--to", adultB.userID])
 
                 // The service swaps B's keys for an attacker's, with no statement.
                 let attackerIdentity = Ed25519.PrivateKey(), attackerAgreement = X25519.PrivateKey()
@@ -90,7 +96,7 @@ extension CLITests {
                         """)
                 }
                 let noah = try await adultA.ok(["family-member", "create"]).trimmed
-                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("other keys", "nothing was granted")
+                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("unverified_recipient_key", "nothing was wrapped")
                 let granted = try await bed.grant.withConnection { connection in
                     try await connection.query(
                         "SELECT count(*) FROM access_grants WHERE family_member_id = \(UUID(uuidString: noah)!) AND grantee_user_id = \(UUID(uuidString: adultB.userID)!)"
@@ -98,10 +104,9 @@ extension CLITests {
                 }
                 #expect(granted == 0)
                 // B's own device shows the code with A's real keys; A's side computes it with the swapped ones: they differ.
-                let bCode = try #require(
-                    try await adultB.ok(["identity", "code", "--with", adultA.userID]).firstMatch(of: /code ([0-9A-F-]{8})/).map { String($0.1) })
+                let bCode = try #require(code(try await adultB.ok(["identity", "code", "--with", adultA.userID])))
                 try await adultA.run(["identity", "trust", adultB.userID, "--code", bCode]).expectOneLineError("nothing pinned")
-                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("other keys")
+                try await adultA.run(["grant", noah, "--to", adultB.userID]).expectOneLineError("unverified_recipient_key")
             }
         }
     }
