@@ -502,7 +502,7 @@ struct DemoStory: Sendable {
         }
         try await setKey(original)
         await pool.close()
-        _ = await timeline.waitFor("unverified_recipient_key", timeout: .seconds(2))
+        _ = await timeline.waitFor("refused a recipient key", timeout: .seconds(2))
         let (_, version) = try await owner.currentFMK(familyMember)
         timeline.log("attacker", "put the original key back; Emma is still at FMK v\(version), and no copy of it was ever wrapped to the attacker's key")
     }
