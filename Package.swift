@@ -161,6 +161,7 @@ let package = Package(
         .target(
             name: "RescindServiceSupport",
             dependencies: [
+                "RescindConfiguration",
                 "RescindObservability",
                 "RescindLifecycle",
                 "RescindCrypto",
