@@ -248,7 +248,7 @@ let package = Package(
         .executableTarget(
             name: "RescindCLI",
             dependencies: [
-                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindProtocol", "RescindTLS",
+                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindObservability", "RescindProtocol", "RescindTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -257,7 +257,7 @@ let package = Package(
         .executableTarget(
             name: "RescindAdmin",
             dependencies: [
-                "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -269,7 +269,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceAgentMain",
             dependencies: [
-                "DeviceAgent", "RescindLifecycle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceAgent", "RescindLifecycle", "RescindObservability", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -372,7 +372,7 @@ let package = Package(
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
-                "RescindTLS", "RescindConfiguration",
+                "RescindTLS", "RescindConfiguration", "RescindObservability",
                 "AuditService", "RescindDevKit", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -393,7 +393,7 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "GrantService", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", "RescindServiceSupport", .product(name: "Logging", package: "swift-log"),
+                "RescindProtocol", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log"),
                 // Router-level tests (`app.test(.router)`) that need no database or broker.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import Prometheus
+import RescindObservability
 import RescindProtocol
 
 /// The audit service's Prometheus metrics, in a registry of its own.
@@ -34,6 +35,9 @@ final class AuditMetrics: Sendable {
     let unverifiedAckBytes: Gauge
     /// Rejections stored without their body: the hourly byte budget of its topic, partition and reason was spent.
     let rejectedBodiesNotStored: Counter
+    /// `rescind_build_info{version}` (no `audit` subsystem: one name across components): always 1,
+    /// labelled with `RescindVersion.current`.
+    let buildInfo: Gauge
 
     init() {
         let registry = PrometheusCollectorRegistry()
@@ -66,6 +70,11 @@ final class AuditMetrics: Sendable {
         rejectedBodiesNotStored = counter(
             "rejected_bodies_not_stored",
             "Rejected messages stored without their body: the hourly byte budget of its topic, partition and reason was spent.")
+        buildInfo = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", metricName: "build_info", unitName: "", helpText: "Always 1, labelled with the build's version."),
+            labels: [("version", RescindVersion.current)])
+        buildInfo.set(to: 1)
         // Both classes from the start, at 0: a scrape tells "no failure" from "not exported".
         for label in ["transient", "content"] { _ = Self.handlingFailures(registry, class: label) }
     }
