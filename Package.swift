@@ -1,4 +1,5 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
+// 6.2: the oldest toolchain every dependency accepts (deploy/Dockerfile builds with it).
 import PackageDescription
 
 // Layers, bottom up:
