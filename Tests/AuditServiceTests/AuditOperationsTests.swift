@@ -33,6 +33,8 @@ import Testing
                 "# TYPE rescind_audit_commit_to_last_ack_seconds histogram",
                 #"rescind_audit_consumer_lag_seconds{topic="revocation_events"}"#,
                 #"rescind_build_info{version="\#(RescindVersion.current)"} 1"#,
+                // Exported at 0 before any violation: the alert on one sees an increase.
+                #"rescind_audit_key_chain_violations_total{verification="device_signature"} 0"#,
             ] {
                 #expect(metrics.contains(line), "\(line)")
             }

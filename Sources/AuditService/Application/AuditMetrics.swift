@@ -77,6 +77,11 @@ final class AuditMetrics: Sendable {
         buildInfo.set(to: 1)
         // Both classes from the start, at 0: a scrape tells "no failure" from "not exported".
         for label in ["transient", "content"] { _ = Self.handlingFailures(registry, class: label) }
+        // So too every way a violation is known: the page on any violation (deploy/prometheus)
+        // sees the first one as an increase from 0, not as a series that appeared.
+        for verification in AuditNotification.ReporterVerification.allCases {
+            _ = Self.keyChainViolations(registry, verification: verification.rawValue)
+        }
     }
 
     /// `rescind_audit_<metric>_<unit>`.
@@ -124,11 +129,14 @@ final class AuditMetrics: Sendable {
 
     /// A key chain violation a client reported and the service stored, by how the sender was known.
     func keyChainViolation(verification: String) {
-        Self.counter(
+        Self.keyChainViolations(registry, verification: verification).increment()
+    }
+
+    private static func keyChainViolations(_ registry: PrometheusCollectorRegistry, verification: String) -> Counter {
+        counter(
             registry, "key_chain_violations",
             "Key chain violations reported by clients and stored (device_signature, device_token, unverified_device).",
-            labels: [("verification", verification)]
-        ).increment()
+            labels: [("verification", verification)])
     }
 
     func rejected(reason: String) {
