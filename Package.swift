@@ -353,7 +353,7 @@ let package = Package(
         ),
 
         // Runs the executables as separate processes on the local stack.
-        .testTarget(name: "EndToEndTests", dependencies: ["RescindDevKit", "RescindPostgres", "RescindTestSupport", "RescindTLS"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RescindDevKit", "RescindObservability", "RescindPostgres", "RescindTestSupport", "RescindTLS"]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),

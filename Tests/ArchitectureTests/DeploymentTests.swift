@@ -276,33 +276,6 @@ import Yams
         #expect(versionFile.contains(try Regex(#"(?m)^    public static let current = ".*"$"#)))
     }
 
-    /// `--version` prints RescindVersion.current and nothing else, reading no configuration.
-    @Test func everyImagesExecutableAnswersVersion() throws {
-        let versionFile = try String(
-            contentsOf: ModuleGraphTests.root.appendingPathComponent("Sources/RescindObservability/RescindVersion.swift"), encoding: .utf8)
-        let version = String(try #require(versionFile.firstMatch(of: #/current = "([^"]+)"/#)).1)
-        let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for executable in ["rescind-grant-service", "rescind-audit-service", "rescind-agent", "rescind", "rescind-admin"] {
-            let url = binaries.appendingPathComponent(executable)
-            guard FileManager.default.isExecutableFile(atPath: url.path) else {
-                Issue.record("\(executable) is not built next to the tests")
-                continue
-            }
-            let process = Process()
-            process.executableURL = url
-            process.arguments = ["--version"]
-            process.environment = ["PATH": "/usr/bin:/bin"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(executable)")
-            #expect(String(decoding: data, as: UTF8.self) == version + "\n", "\(executable)")
-        }
-    }
-
     /// The environment of a compose service, its `<<` merges resolved.
     static func environment(of service: [String: Any]) -> [String: String] {
         var result: [String: String] = [:]
