@@ -1,4 +1,5 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
+// 6.2: the oldest toolchain every dependency accepts (deploy/Dockerfile builds with it).
 import PackageDescription
 
 // Layers, bottom up:
@@ -161,6 +162,7 @@ let package = Package(
         .target(
             name: "RescindServiceSupport",
             dependencies: [
+                "RescindConfiguration",
                 "RescindObservability",
                 "RescindLifecycle",
                 "RescindCrypto",
@@ -247,7 +249,7 @@ let package = Package(
         .executableTarget(
             name: "RescindCLI",
             dependencies: [
-                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindProtocol", "RescindTLS",
+                "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindObservability", "RescindProtocol", "RescindTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -256,7 +258,7 @@ let package = Package(
         .executableTarget(
             name: "RescindAdmin",
             dependencies: [
-                "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
+                "RescindConfiguration", "RescindCrypto", "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -268,7 +270,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceAgentMain",
             dependencies: [
-                "DeviceAgent", "RescindLifecycle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceAgent", "RescindLifecycle", "RescindObservability", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -351,7 +353,9 @@ let package = Package(
         ),
 
         // Runs the executables as separate processes on the local stack.
-        .testTarget(name: "EndToEndTests", dependencies: ["RescindClient", "RescindDevKit", "RescindPostgres", "RescindTestSupport", "RescindTLS"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["RescindClient", "RescindDevKit", "RescindObservability", "RescindPostgres", "RescindTestSupport", "RescindTLS"]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
@@ -371,7 +375,7 @@ let package = Package(
         .testTarget(
             name: "AuditServiceTests",
             dependencies: [
-                "RescindTLS", "RescindConfiguration",
+                "RescindTLS", "RescindConfiguration", "RescindObservability",
                 "AuditService", "RescindDevKit", "RescindTestSupport", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -392,7 +396,7 @@ let package = Package(
             dependencies: [
                 "RescindTLS",
                 "GrantService", "RescindDevKit", "RescindTestSupport", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", "RescindServiceSupport", .product(name: "Logging", package: "swift-log"),
+                "RescindProtocol", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log"),
                 // Router-level tests (`app.test(.router)`) that need no database or broker.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RescindObservability
 import DeviceAgent
 import Foundation
 import Logging
@@ -33,6 +34,7 @@ struct RescindAgent: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rescind-agent",
         abstract: "The headless device agent.",
+        version: RescindVersion.current,
         subcommands: [
             RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrollCommand.self, ProvisionDeviceCommand.self,
             RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self,

@@ -3,13 +3,14 @@ import DeviceAgent
 import Foundation
 import RescindClient
 import RescindLifecycle
+import RescindObservability
 
 // rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
 // shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).
 //
 // The subcommands are ArgumentParser commands (`AgentCommands.swift`), as in the `rescind` CLI.
 // Help stays the one page `usage`, printed for `help`, `--help` or `-h` anywhere, without reading
-// any configuration; no subcommand means `run`. A usage error or a failure prints one line
+// any configuration; `--version` prints the version; no subcommand means `run`. A usage error or a failure prints one line
 // (`rescind-agent: …`) and exits 1.
 
 func fail(_ message: String) -> Never {
@@ -24,6 +25,11 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // Help needs no configuration.
 if arguments.first == "help" || arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
+    exit(0)
+}
+// As every Rescind executable: the version alone, on standard output.
+if arguments == ["--version"] {
+    print(RescindVersion.current)
     exit(0)
 }
 let command: any ParsableCommand

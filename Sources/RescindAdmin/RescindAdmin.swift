@@ -1,4 +1,5 @@
 import ArgumentParser
+import RescindObservability
 
 /// `rescind-admin`: the operator's tool. Kept apart from the user's `rescind`, which links
 /// only the client side; this one may reach PostgreSQL and Kafka.
@@ -15,6 +16,7 @@ struct RescindAdmin: AsyncParsableCommand {
               rescind-admin tail device_commands --from-beginning
               rescind-admin keys token deploy/secrets/audit-operator.token
             """,
+        version: RescindVersion.current,
         subcommands: [
             TailCommand.self,
             MigrateCommand.self,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RescindObservability
 
 /// `rescind`: a user's client for Rescind. It links only the client side (client, protocol,
 /// crypto, configuration, TLS); the operator's commands are `rescind-admin`, the demo and the
@@ -19,6 +20,7 @@ struct Rescind: AsyncParsableCommand {
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
               rescind access-log 6f1c… --verify
             """,
+        version: RescindVersion.current,
         subcommands: [
             IdentityCommand.self,
             FamilyMemberCommand.self,

@@ -12,7 +12,7 @@ extension EnvironmentReader {
     /// | `RESCIND_KAFKA_SSL_ENDPOINT_IDENTIFICATION` | `ssl.endpoint.identification.algorithm` (`https` or `none`) |
     /// | `RESCIND_KAFKA_SASL_MECHANISM` | `sasl.mechanism` (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`) |
     /// | `RESCIND_KAFKA_SASL_USERNAME` | `sasl.username` |
-    /// | `RESCIND_KAFKA_SASL_PASSWORD_FILE` | `sasl.password`, read from the file (trailing newline removed) |
+    /// | `RESCIND_KAFKA_SASL_PASSWORD_FILE` | `sasl.password`, read from the file (a secret file: `SecretFile`'s rule; trailing newline removed) |
     ///
     /// Unset variables leave librdkafka's defaults (plaintext).
     /// - Throws: `ConfigurationError` naming the variable that is wrong: an unknown protocol or
@@ -57,10 +57,14 @@ extension EnvironmentReader {
         }
         if let username = optionalString("RESCIND_KAFKA_SASL_USERNAME") { properties["sasl.username"] = username }
         if let path = optionalString("RESCIND_KAFKA_SASL_PASSWORD_FILE") {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(variable: "RESCIND_KAFKA_SASL_PASSWORD_FILE", problem: "the file cannot be read")
+            // A secret file like the services' keys (SecretFile's rule: a platform's mounted secret).
+            let bytes: [UInt8]
+            do {
+                bytes = try SecretFile.read(path)
+            } catch let error as SecretFileError {
+                throw ConfigurationError(variable: "RESCIND_KAFKA_SASL_PASSWORD_FILE", problem: "\(path) \(error.problem)")
             }
-            var password = String(decoding: data, as: UTF8.self)
+            var password = String(decoding: bytes, as: UTF8.self)
             while password.hasSuffix("\n") || password.hasSuffix("\r") { password.removeLast() }
             properties["sasl.password"] = password
         }

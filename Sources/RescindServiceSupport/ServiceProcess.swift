@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RescindLifecycle
+import RescindObservability
 import ServiceLifecycle
 
 /// How a Rescind service process starts and ends, the same for every service so that an
@@ -11,8 +12,14 @@ import ServiceLifecycle
 public enum ServiceProcess {
     /// Runs `body` (read the configuration, build the application, run it until
     /// SIGTERM/SIGINT) and returns when it does; a thrown error ends the process as above.
-    /// Sets the allocator's arenas first (`MemoryAllocator.configureService`).
+    /// Sets the allocator's arenas first (`MemoryAllocator.configureService`). `--version` prints
+    /// `RescindVersion.current` and exits 0 without reading any configuration, as every Rescind
+    /// executable does (the others through ArgumentParser).
     public static func run(_ program: String, _ body: () async throws -> Void) async {
+        if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
+            print(RescindVersion.current)
+            exit(0)
+        }
         MemoryAllocator.configureService(
             environment: ProcessInfo.processInfo.environment, processors: ProcessInfo.processInfo.activeProcessorCount)
         do {

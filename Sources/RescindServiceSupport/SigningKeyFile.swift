@@ -1,14 +1,22 @@
 import Foundation
+import RescindConfiguration
 import RescindCrypto
 
-/// A service's Ed25519 signing key, kept as a 32-byte seed in a file readable by its
-/// owner only. Whoever verifies the service's messages pins the matching public key.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A service's Ed25519 signing key, kept as a 32-byte seed in a file that follows
+/// `SecretFile`'s rule (a platform's mounted secret: root or this user as owner, nothing for
+/// others). Whoever verifies the service's messages pins the matching public key.
 public enum SigningKeyFile {
     /// Loads the key; when `createIfMissing`, first creates the file with a fresh seed (mode 0600).
     /// - Throws: `SigningKeyFileError` with the path and what is wrong (never the key).
     public static func load(path: String, createIfMissing: Bool) throws -> Ed25519.PrivateKey {
         let manager = FileManager.default
-        if !manager.fileExists(atPath: path) {
+        // Only a path that is absent is created: a dangling or unreadable secret is reported, not replaced.
+        var status = stat()
+        if lstat(path, &status) != 0 && errno == ENOENT {
             guard createIfMissing else { throw SigningKeyFileError(path: path, problem: "does not exist") }
             let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
@@ -20,14 +28,13 @@ public enum SigningKeyFile {
                 throw SigningKeyFileError(path: path, problem: "could not be created")
             }
         }
-        let attributes = try manager.attributesOfItem(atPath: path)
-        if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            throw SigningKeyFileError(path: path, problem: "is readable by other users (chmod 600 it)")
+        var seed: [UInt8]
+        do {
+            seed = try SecretFile.read(path, byteCount: Ed25519.seedByteCount)
+        } catch let error as SecretFileError {
+            throw SigningKeyFileError(path: path, problem: error.problem.description)
         }
-        guard let data = manager.contents(atPath: path), data.count == Ed25519.seedByteCount else {
-            throw SigningKeyFileError(path: path, problem: "must hold exactly \(Ed25519.seedByteCount) bytes")
-        }
-        var seed = [UInt8](data)
+        defer { seed.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         return try Ed25519.PrivateKey(seed: &seed)
     }
 }

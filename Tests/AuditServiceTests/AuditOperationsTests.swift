@@ -1,6 +1,7 @@
 import AuditService
 import Foundation
 import RescindConfiguration
+import RescindObservability
 import RescindProtocol
 import RescindTLS
 import RescindTestSupport
@@ -31,6 +32,9 @@ import Testing
                 "rescind_audit_overdue_acks 0", "rescind_audit_open_revocations 1", "rescind_audit_log_entries_total 1",
                 "# TYPE rescind_audit_commit_to_last_ack_seconds histogram",
                 #"rescind_audit_consumer_lag_seconds{topic="revocation_events"}"#,
+                #"rescind_build_info{version="\#(RescindVersion.current)"} 1"#,
+                // Exported at 0 before any violation: the alert on one sees an increase.
+                #"rescind_audit_key_chain_violations_total{verification="device_signature"} 0"#,
             ] {
                 #expect(metrics.contains(line), "\(line)")
             }

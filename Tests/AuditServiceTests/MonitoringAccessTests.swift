@@ -77,7 +77,7 @@ import Glibc
         let cases = [
             (directory.appendingPathComponent("missing").path, "does not exist"),
             (file("short", "tooshort\n", mode: 0o600), "fewer than 32 characters"),
-            (file("open", secret, mode: 0o644), "readable by other users"),
+            (file("open", secret, mode: 0o644), "is open to other users (mode 0644)"),
             (file("spaces", secret + " and more", mode: 0o600), "printable ASCII"),
         ]
         for (path, problem) in cases {

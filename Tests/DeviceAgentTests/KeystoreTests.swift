@@ -92,7 +92,7 @@ struct KeystoreTests {
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
             let keyError = await #expect(throws: AgentError.self) { try await Keystore.open(path: path, unlock: .keyFile(keyFile)) }
             #expect(keyError?.code == .insecurePermissions)
-            #expect(keyError?.description.contains("chmod 600 \(keyFile)") == true)
+            #expect(keyError?.description.contains("key file \(keyFile) is open to other users (mode 0644)") == true)
 
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
             try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)

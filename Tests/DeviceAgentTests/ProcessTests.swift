@@ -56,7 +56,7 @@ struct ProcessTests {
             let (status, output) = try await AgentProcess.run(
                 ["run"], environment: AgentProcess.environment(configuration, unlock: ["RESCIND_AGENT_KEY_FILE": keyFile]))
             #expect(status == 1)
-            #expect(output == "rescind-agent: key file \(keyFile) is accessible by other users (mode 644); run `chmod 600 \(keyFile)`\n")
+            #expect(output == "rescind-agent: key file \(keyFile) is open to other users (mode 0644): allow others nothing (chmod o-rwx; 0600, or 0440 for its group)\n")
         }
     }
 

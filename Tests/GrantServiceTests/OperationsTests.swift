@@ -1,6 +1,7 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindObservability
 import RescindProtocol
 import RescindTestSupport
 import Testing
@@ -55,6 +56,7 @@ import Testing
             #expect((values["rescind_outbox_published_total"] ?? 0) >= 3 + 1 + 3)
             #expect(values["rescind_outbox_lag_seconds"] != nil)
             #expect(metrics.text.contains("http_server_request_duration"))
+            #expect(metrics.text.contains(#"rescind_build_info{version="\#(RescindVersion.current)"} 1"#), "the build's version")
         }
     }
 

@@ -4,9 +4,10 @@ import Testing
 
 /// TLS and SASL settings for the brokers pass through to librdkafka, checked on the way.
 @Suite struct KafkaSecurityTests {
-    static func file(_ contents: String) throws -> String {
+    static func file(_ contents: String, mode: Int = 0o600) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-kafka-\(UUID().uuidString)").path
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
         return path
     }
 
@@ -28,6 +29,17 @@ import Testing
             "security.protocol": "sasl_ssl", "ssl.ca.location": ca, "sasl.mechanism": "SCRAM-SHA-512",
             "sasl.username": "rescind-grant", "sasl.password": "s3cret", "ssl.endpoint.identification.algorithm": "https",
         ])
+    }
+
+    /// The password file is a secret file: one others can read is refused, saying so.
+    @Test func aPasswordFileOpenToOthersIsRefused() throws {
+        let password = try Self.file("s3cret\n", mode: 0o644)
+        defer { try? FileManager.default.removeItem(atPath: password) }
+        var reader = EnvironmentReader(["RESCIND_KAFKA_SECURITY_PROTOCOL": "sasl_ssl", "RESCIND_KAFKA_SASL_PASSWORD_FILE": password])
+        let error = #expect(throws: ConfigurationError.self) { try reader.kafkaSecurity() }
+        #expect(error?.variable == "RESCIND_KAFKA_SASL_PASSWORD_FILE")
+        #expect(error?.description.contains("\(password) is open to other users (mode 0644)") == true, "\(error.map { "\($0)" } ?? "")")
+        #expect(error?.description.contains("s3cret") == false)
     }
 
     @Test func aWrongSettingNamesItsVariableNeverItsValue() throws {

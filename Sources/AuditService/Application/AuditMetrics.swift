@@ -1,4 +1,5 @@
 import Prometheus
+import RescindObservability
 import RescindProtocol
 
 /// The audit service's Prometheus metrics, in a registry of its own.
@@ -34,6 +35,9 @@ final class AuditMetrics: Sendable {
     let unverifiedAckBytes: Gauge
     /// Rejections stored without their body: the hourly byte budget of its topic, partition and reason was spent.
     let rejectedBodiesNotStored: Counter
+    /// `rescind_build_info{version}` (no `audit` subsystem: one name across components): always 1,
+    /// labelled with `RescindVersion.current`.
+    let buildInfo: Gauge
 
     init() {
         let registry = PrometheusCollectorRegistry()
@@ -66,8 +70,18 @@ final class AuditMetrics: Sendable {
         rejectedBodiesNotStored = counter(
             "rejected_bodies_not_stored",
             "Rejected messages stored without their body: the hourly byte budget of its topic, partition and reason was spent.")
+        buildInfo = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", metricName: "build_info", unitName: "", helpText: "Always 1, labelled with the build's version."),
+            labels: [("version", RescindVersion.current)])
+        buildInfo.set(to: 1)
         // Both classes from the start, at 0: a scrape tells "no failure" from "not exported".
         for label in ["transient", "content"] { _ = Self.handlingFailures(registry, class: label) }
+        // So too every way a violation is known: the page on any violation (deploy/prometheus)
+        // sees the first one as an increase from 0, not as a series that appeared.
+        for verification in AuditNotification.ReporterVerification.allCases {
+            _ = Self.keyChainViolations(registry, verification: verification.rawValue)
+        }
     }
 
     /// `rescind_audit_<metric>_<unit>`.
@@ -115,11 +129,14 @@ final class AuditMetrics: Sendable {
 
     /// A key chain violation a client reported and the service stored, by how the sender was known.
     func keyChainViolation(verification: String) {
-        Self.counter(
+        Self.keyChainViolations(registry, verification: verification).increment()
+    }
+
+    private static func keyChainViolations(_ registry: PrometheusCollectorRegistry, verification: String) -> Counter {
+        counter(
             registry, "key_chain_violations",
             "Key chain violations reported by clients and stored (device_signature, device_token, unverified_device).",
-            labels: [("verification", verification)]
-        ).increment()
+            labels: [("verification", verification)])
     }
 
     func rejected(reason: String) {

@@ -1,8 +1,10 @@
 import Foundation
+import RescindConfiguration
 import RescindCrypto
 
-/// The operator's bearer token for the monitoring API, read once at start from a file
-/// readable by its owner only. Only its SHA-256 is kept; a presented token is hashed and
+/// The operator's bearer token for the monitoring API, read once at start from a file that
+/// follows `SecretFile`'s rule (a platform's mounted secret: root or this user as owner,
+/// nothing for others). Only its SHA-256 is kept; a presented token is hashed and
 /// compared in constant time, so neither its bytes nor its length leak through timing.
 struct OperatorToken: Sendable {
     /// Shorter tokens are refused at start (32 characters of base64 ≈ 192 bits).
@@ -12,18 +14,17 @@ struct OperatorToken: Sendable {
     private let digest: [UInt8]
 
     /// - Throws: `AuditServiceError.configuration` naming the file and the problem
-    ///   (missing, unreadable, readable by others, too short, not a header-safe token), never its contents.
+    ///   (missing, unreadable, open to others, wrong owner, too short, not a header-safe token), never its contents.
     init(file path: String) throws {
         func refuse(_ problem: String) -> AuditServiceError {
             .configuration("RESCIND_AUDIT_OPERATOR_TOKEN_FILE \(path) \(problem)")
         }
-        let manager = FileManager.default
-        guard manager.fileExists(atPath: path) else { throw refuse("does not exist") }
-        if let mode = (try? manager.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            throw refuse("is readable by other users (chmod 600 it)")
+        var bytes: [UInt8]
+        do {
+            bytes = try SecretFile.read(path)
+        } catch let error as SecretFileError {
+            throw refuse(error.problem.description)
         }
-        guard let data = manager.contents(atPath: path) else { throw refuse("cannot be read") }
-        var bytes = [UInt8](data)
         defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         // One trailing newline (as `echo` or an editor writes it) is not part of the token.
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }

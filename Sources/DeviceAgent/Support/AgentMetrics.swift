@@ -1,4 +1,5 @@
 import Prometheus
+import RescindObservability
 import RescindProtocol
 
 /// The agent's metrics: every metric it exports is named and documented here, and this is the
@@ -22,6 +23,9 @@ final class AgentMetrics: Sendable {
     private let acksOwedGauge: Gauge
     /// `rescind_agent_locked`: 1 while the agent runs without its keys.
     private let lockedGauge: Gauge
+    /// `rescind_build_info{version}` (one name across components): always 1, labelled with
+    /// `RescindVersion.current`.
+    private let buildInfo: Gauge
 
     /// The buckets of `rescind_agent_command_duration_seconds` (swift-prometheus's default for timers).
     static let durationBuckets: [Duration] = [
@@ -45,6 +49,11 @@ final class AgentMetrics: Sendable {
         acksOwedGauge = registry.makeGauge(
             descriptor: Self.name("acks_owed", "", "Acks signed and not yet acknowledged by the broker."))
         lockedGauge = registry.makeGauge(descriptor: Self.name("locked", "", "1 while the agent runs without its keys."))
+        buildInfo = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "rescind", metricName: "build_info", unitName: "", helpText: "Always 1, labelled with the build's version."),
+            labels: [("version", RescindVersion.current)])
+        buildInfo.set(to: 1)
     }
 
     /// `rescind_agent_commands_received_total{action,locked}`: a command stored in the inbox (or sealed while locked).

@@ -1,4 +1,5 @@
 import Prometheus
+import RescindObservability
 
 /// The grant service's metrics: every metric it exports is named and documented here and
 /// created once, in `init`; the rest of the module records through these properties (the
@@ -21,6 +22,9 @@ final class GrantMetrics: Sendable {
     /// `rescind_device_sync_state_failures_total`: key fetches and change-feed pages answered whose
     /// device check-in (`device_sync_state`) could not be recorded.
     let deviceSyncStateFailures: Counter
+    /// `rescind_build_info{version}`: always 1, labelled with `RescindVersion.current`, so that a
+    /// query or an alert can tell which build each instance runs.
+    let buildInfo: Gauge
 
     /// - Parameter registry: the default bootstraps swift-metrics with it (once per process).
     init(registry: PrometheusCollectorRegistry = MetricsRegistry.shared) {
@@ -39,5 +43,9 @@ final class GrantMetrics: Sendable {
             descriptor: name(
                 "device_sync_state_failures", "total",
                 "Key fetches and change-feed pages answered whose device check-in could not be recorded."))
+        buildInfo = registry.makeGauge(
+            descriptor: name("build_info", "", "Always 1, labelled with the build's version."),
+            labels: [("version", RescindVersion.current)])
+        buildInfo.set(to: 1)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RescindConfiguration
 
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,10 @@ import Darwin
 #endif
 
 /// Owner-only files and directories: the data directory is 0700, key material 0600, and the
-/// agent refuses to run on anything another user could read or that another user owns.
+/// agent refuses to run on anything another user could read or that another user owns. These
+/// are the files the agent writes for itself; a secret it is given (its key file or passphrase
+/// file, possibly a platform's mounted secret) is read by `readMountedSecret`, under
+/// `SecretFile`'s rule instead.
 package enum SecureFiles {
     /// Creates `path` (and parents) as 0700 if missing, then checks it.
     package static func prepareDirectory(_ path: String) throws {
@@ -66,6 +70,20 @@ package enum SecureFiles {
         guard written == data.count, synced, rename(temporary, path) == 0 else {
             unlink(temporary)
             throw AgentError(.storage, "cannot write \(path)")
+        }
+    }
+
+    /// Reads a secret the agent is given rather than one it wrote: `SecretFile`'s rule (symbolic
+    /// links followed, owned by root or this user, group may read, others nothing), so that a
+    /// Kubernetes Secret (root-owned, 0440 with the pod's fsGroup) or a Compose secret is usable.
+    /// - Parameter byteCount: the exact size of a key, or `nil` for a passphrase.
+    /// - Throws: `AgentError` (`.insecurePermissions` when others can reach it or another user
+    ///   owns it, `.configuration` otherwise) naming `kind`, the path and what is wrong.
+    package static func readMountedSecret(_ path: String, kind: String, byteCount: Int? = nil) throws -> [UInt8] {
+        do {
+            return try SecretFile.read(path, byteCount: byteCount)
+        } catch let error as SecretFileError {
+            throw AgentError(error.problem.isInsecure ? .insecurePermissions : .configuration, "\(kind) \(path) \(error.problem)")
         }
     }
 

@@ -20,19 +20,17 @@ package enum KeyEncryptionKey {
 
     /// Derives the key for a stored derivation (Argon2id runs off the cooperative pool).
     /// - Throws: `AgentError` when the unlock source does not match how the keystore was made,
-    ///   a secret file is readable by others, or a key file is not 32 bytes.
+    ///   a secret file breaks `SecretFile`'s rule (open to others, another user's, unreadable), or a
+    ///   key file is not 32 bytes.
     package static func derive(_ unlock: AgentConfiguration.Unlock, _ derivation: KeystoreFile.Derivation, path: String) async throws -> SecretKey {
         switch (unlock, derivation.method) {
         case (.keyFile(let file), KeystoreFile.Derivation.keyFile):
-            var bytes = try SecureFiles.readOwnerOnly(file, kind: "key file")
-            guard bytes.count == SecretKey.byteCount else {
-                throw AgentError(.configuration, "key file \(file) must hold exactly 32 bytes")
-            }
+            var bytes = try SecureFiles.readMountedSecret(file, kind: "key file", byteCount: SecretKey.byteCount)
             return try SecretKey(bytes: &bytes)
         case (.passphrase(let text), KeystoreFile.Derivation.argon2id):
             return try await argon2(Array(text.utf8), derivation, path: path)
         case (.passphraseFile(let file), KeystoreFile.Derivation.argon2id):
-            var bytes = try SecureFiles.readOwnerOnly(file, kind: "passphrase file")
+            var bytes = try SecureFiles.readMountedSecret(file, kind: "passphrase file")
             while let last = bytes.last, last == 0x0A || last == 0x0D { bytes.removeLast() }
             return try await argon2(bytes, derivation, path: path)
         case (_, KeystoreFile.Derivation.keyFile):
