@@ -10,6 +10,10 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     export PATH=/opt/swift/usr/bin:$PATH
 fi
 
+# deploy/ needs no server: manifests validated, alert rules unit-tested, dashboard queries parsed.
+echo "[test] checking deploy/ (manifests, alert rules, dashboard)"
+scripts/check-deploy.sh
+
 started_stack=0
 if ! scripts/stack.sh status >/dev/null 2>&1; then
     started_stack=1
