@@ -90,11 +90,13 @@ extension UserSession {
             case .self:
                 // My owner copy: a `rekey` statement, signed with my old identity key, names the new one.
                 let copy = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey))
-                let statement = try nextStatement(
+                var statement = try nextStatement(
                     after: verified.entry, kind: .rekey,
                     holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(copy)],
                     newOwner: KeyStatement.NewOwner(userID: keys.userID, identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation)),
                     signer: previous.identityKey)
+                // And by the new key: only who holds it can move the family member to it.
+                statement.newOwnerSignature = Data(keys.identityKey.signature(for: try statement.statement.signingInput()))
                 replacement = ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: copy, statement: statement)
             case .ecdh:
                 // A granted copy: the owner cannot sign my re-wrap; verifiers check it by the commitment.

@@ -55,6 +55,13 @@ extension GrantRules {
             throw invalidKeyStatement("it is not signed by the family member's owner key")
         }
         guard signed.hasValidSignature() else { throw invalidKeyStatement("its signature does not verify") }
+        if statement.kind == .rekey {
+            guard signed.hasValidNewOwnerSignature() else {
+                throw invalidKeyStatement("a rekey must also be signed by the new owner key it names")
+            }
+        } else if signed.newOwnerSignature != nil {
+            throw invalidKeyStatement("only a rekey carries a new owner signature")
+        }
         guard statement.ownerUserID == facts.ownerUserID else { throw invalidKeyStatement("it names another owner") }
         guard statement.fmkVersion == facts.fmkVersion else {
             throw invalidKeyStatement("it names FMK v\(statement.fmkVersion), the change leaves v\(facts.fmkVersion)")

@@ -34,13 +34,15 @@ struct KeyStatementStore: Sendable {
     static func list(_ familyMemberID: UUID, after seq: Int, on connection: PostgresConnection) async throws -> [SignedKeyStatement] {
         try await connection.query(
             """
-            SELECT body, signature FROM key_statements
+            SELECT body, signature, new_owner_signature FROM key_statements
             WHERE family_member_id = \(familyMemberID) AND seq > \(seq)
             ORDER BY seq LIMIT \(pageLimit)
             """
         ).map { row in
-            let (body, signature) = try row.decode(Data.self, Data.self)
-            return SignedKeyStatement(statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature)
+            let (body, signature, newOwnerSignature) = try row.decode(Data.self, Data.self, Data?.self)
+            return SignedKeyStatement(
+                statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature,
+                newOwnerSignature: newOwnerSignature)
         }
     }
 
@@ -99,9 +101,10 @@ struct KeyStatementStore: Sendable {
         let body = try CanonicalJSON.encode(signed.statement)
         try await connection.execute(
             """
-            INSERT INTO key_statements (family_member_id, seq, fmk_version, kind, body, signature, hash)
+            INSERT INTO key_statements (family_member_id, seq, fmk_version, kind, body, signature, hash, new_owner_signature)
             VALUES (\(familyMemberID), \(signed.statement.seq), \(signed.statement.fmkVersion),
-                    \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()))
+                    \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()),
+                    \(signed.newOwnerSignature))
             """)
     }
 

@@ -9,7 +9,8 @@ import RescindProtocol
 /// The rules:
 /// - every statement is well-formed, signed by the pinned owner key (or by the key a `transfer`
 ///   or `rekey` statement, signed by the key before it, handed over to), names the owner that
-///   key belongs to, has the next sequence number and names the previous statement's hash;
+///   key belongs to, has the next sequence number and names the previous statement's hash; a
+///   `rekey` is signed by the new key as well;
 /// - versions: `create` is v1 (and only seq 1), `revoke` moves one up, the rest keep it;
 /// - the chain never goes below the head verified before (`rollback`) and always extends it (`fork`);
 /// - the wrapped key is at the head's version (`stale_version`), names me as a holder
@@ -134,6 +135,9 @@ public enum KeyHistoryVerifier {
             }
             guard signed.hasValidSignature() else {
                 throw fail(.badSignature, statement.seq, "statement \(statement.seq)'s signature does not verify")
+            }
+            guard statement.kind != .rekey || signed.hasValidNewOwnerSignature() else {
+                throw fail(.badSignature, statement.seq, "statement \(statement.seq) (rekey) is not signed by the new owner key it names")
             }
             // A rotation revokes nobody and adds nobody: exactly the holders of the version before.
             if statement.kind == .rotate,

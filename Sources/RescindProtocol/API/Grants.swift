@@ -43,7 +43,7 @@ public struct ReplaceKeyRequest: Codable, Sendable, Equatable {
     public var wrappedFMK: Data
     public var granterAgreementPublicKey: Data?
     /// Required for a self-wrapped copy (only the owner's): the owner's signed `adopt` (after a
-    /// transfer) or `rekey` (after an identity rotation, signed by the old key) statement. A
+    /// transfer) or `rekey` (after an identity rotation, signed by the old key and the new) statement. A
     /// grantee's ecdh re-wrap after its own rotation carries none (see `KeyHistoryVerifier`).
     public var statement: SignedKeyStatement?
 

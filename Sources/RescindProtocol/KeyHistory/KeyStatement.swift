@@ -123,14 +123,19 @@ public struct KeyStatement: Codable, Sendable, Equatable {
 public struct SignedKeyStatement: Codable, Sendable, Equatable {
     public var statement: KeyStatement
     public var signature: Data
+    /// A `rekey` only: the new owner key's signature over the same signing input. The old key
+    /// alone cannot move a family member to a new key: a thief still holding it could otherwise
+    /// name the owner's new key with a self copy of its own making, which nobody can open.
+    public var newOwnerSignature: Data?
 
-    public init(statement: KeyStatement, signature: Data) {
+    public init(statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil) {
         self.statement = statement
         self.signature = signature
+        self.newOwnerSignature = newOwnerSignature
     }
 
     enum CodingKeys: String, CodingKey {
-        case statement, signature
+        case statement, signature, newOwnerSignature = "new_owner_signature"
     }
 }
 

@@ -15,6 +15,16 @@ extension SignedKeyStatement {
         Data(SHA256.hash([UInt8](try CanonicalJSON.encode(statement)) + [UInt8](signature)))
     }
 
+    /// Whether a `rekey` carries a valid signature by the new owner key it names (false for a
+    /// statement of another kind, which carries none).
+    public func hasValidNewOwnerSignature() -> Bool {
+        guard statement.kind == .rekey, let newOwner = statement.newOwner, let signature = newOwnerSignature,
+            let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](newOwner.identityPublicKey)),
+            let input = try? statement.signingInput()
+        else { return false }
+        return key.isValidSignature([UInt8](signature), for: input)
+    }
+
     /// Whether the signature verifies with the key the statement names as its signer.
     public func hasValidSignature() -> Bool {
         guard let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.signerIdentityKey)),
