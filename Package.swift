@@ -355,7 +355,10 @@ let package = Package(
         // Runs the executables as separate processes on the local stack.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RescindClient", "RescindDevKit", "RescindObservability", "RescindPostgres", "RescindTestSupport", "RescindTLS"]),
+            dependencies: [
+                "RescindClient", "RescindCrypto", "RescindDevKit", "RescindObservability", "RescindPostgres", "RescindTestSupport",
+                "RescindTLS",
+            ]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),

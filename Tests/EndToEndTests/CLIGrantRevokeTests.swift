@@ -1,4 +1,6 @@
 import Foundation
+import RescindCrypto
+import RescindPostgres
 import Testing
 
 extension CLITests {
@@ -41,6 +43,59 @@ extension CLITests {
                 let shown = try await adultC.ok(["record", "show", emma, "--all"])
                 #expect(shown.contains("MMR vaccination") && shown.contains("after the revocation"), "\(shown)")
                 #expect(try await adultC.ok(["family-member", "list"]).trimmed == "\(emma)  FMK v2  shared with you")
+            }
+        }
+
+        /// A compromised grant service swaps B's X25519 key in its database before A revokes C, so
+        /// that the new FMK would be wrapped to a key it holds. A's client wraps only to keys it
+        /// verified: the revocation is refused in one line and reported, nothing is committed, and
+        /// the attacker's key opens no wrapped key the service stores.
+        @Test(.timeLimit(.minutes(3)))
+        func aRevocationIsRefusedWhenTheServiceSwapsARemainingGranteesKey() async throws {
+            try await CLITestBed.with(audit: true) { bed in
+                let adultA = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let adultC = try await bed.person("Adult C")
+                let emma = try await adultA.ok(["family-member", "create"]).trimmed
+                for text in ["MMR vaccination, dose 1", "penicillin allergy", "2025-02-11 ear infection"] {
+                    try await adultA.ok(["record", "add", emma, "--text", text])
+                }
+                try await adultA.ok(["grant", emma, "--to", adultB.userID])
+                try await adultA.ok(["grant", emma, "--to", adultC.userID])
+
+                let attacker = X25519.PrivateKey()
+                try await bed.grant.withConnection { connection in
+                    try await connection.execute(
+                        """
+                        UPDATE users SET agreement_public_key = \(Data(attacker.publicKey.rawRepresentation))
+                        WHERE user_id = \(UUID(uuidString: adultB.userID)!)
+                        """)
+                }
+                // The preview prints first; the refusal is the last line.
+                let refused = try await adultA.run(["revoke", emma, "--user", adultC.userID, "--yes"])
+                let last = refused.stderr.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(refused.status != 0 && last.hasPrefix("Error: "), "\(refused)")
+                for fragment in ["unverified_recipient_key", adultB.userID, "nothing was wrapped"] {
+                    #expect(last.contains(fragment), "missing \(fragment): \(refused)")
+                }
+                let rows = try await bed.grant.withConnection { connection in
+                    try await connection.query(
+                        """
+                        SELECT wrapped_fmk, granter_agreement_public_key, fmk_version FROM access_grants
+                        WHERE family_member_id = \(UUID(uuidString: emma)!) AND wrapping = 'ecdh' AND wrapped_fmk IS NOT NULL
+                        """
+                    ).map { try $0.decode(Data.self, Data.self, Int.self) }
+                }
+                #expect(rows.count == 2 && rows.allSatisfy { $0.2 == 1 })
+                for (wrapped, granter, version) in rows {
+                    #expect(throws: (any Error).self) {
+                        try FMKWrapping.unwrap(
+                            [UInt8](wrapped), familyMemberID: UUID(uuidString: emma)!, version: UInt32(version),
+                            grantee: attacker, granter: try X25519.PublicKey(rawRepresentation: [UInt8](granter)))
+                    }
+                }
+                // C still reads: the revocation was abandoned, not committed.
+                #expect(try await adultC.ok(["record", "show", emma, "--all"]).contains("penicillin allergy"))
             }
         }
 
