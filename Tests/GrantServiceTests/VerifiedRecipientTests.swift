@@ -306,7 +306,8 @@ struct VerifiedRecipientTests {
             // Ownership never goes to keys seen first at the transfer, even the right ones.
             try await s.restoreKeys(of: b)
             let fresh = UserSession.sharingDevice(of: s.owner, pins: IdentityPins())
-            await #expect(throws: KeyHistoryError.self) { _ = try await fresh.transferOwnership(emma, to: b.keys.userID) }
+            let unpinned = await #expect(throws: KeyHistoryError.self) { _ = try await fresh.transferOwnership(emma, to: b.keys.userID) }
+            #expect(unpinned?.detail.contains("ownership goes only to keys this client pinned") == true, "\(String(describing: unpinned))")
             _ = try await s.owner.transferOwnership(emma, to: b.keys.userID)
             #expect(try await s.owner.client.familyMember(emma).ownerUserID == b.keys.userID)
         }

@@ -103,10 +103,8 @@ extension UserSession {
             }
             // Never pinned: (a) a holder the owner named, or a first meeting (trust on first use).
             // Ownership is never handed to a first meeting: its identity key would sign the history.
-            guard use == .grant, named == nil || named == fingerprint else {
-                throw await refuse(
-                    named == nil ? "ownership goes only to keys this client pinned" : "not the key the owner's history names")
-            }
+            guard use == .grant else { throw await refuse("ownership goes only to keys this client pinned") }
+            guard named == nil || named == fingerprint else { throw await refuse("not the key the owner's history names") }
             try pins.pin(userID, .init(identityPublicKey: offered.identityPublicKey, agreementPublicKey: offered.agreementPublicKey, source: .firstUse))
             return offered
         }
