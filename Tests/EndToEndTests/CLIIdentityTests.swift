@@ -92,8 +92,7 @@ extension CLITests {
                 let userID = try #require(CLITestBed.value(after: "user", in: created.stdout))
                 // The recovery key, shown once: its words give the key the service registered.
                 #expect(created.stdout.contains("recovery key: write these 34 words on paper now"), "\(created)")
-                let words = created.stdout.split(separator: "\n").filter { $0.range(of: #"^\s+\d+ [a-z]+"#, options: .regularExpression) != nil }
-                    .flatMap { $0.split(separator: " ").filter { Int($0) == nil } }.map(String.init)
+                let words = Self.recoveryWords(in: created.stdout)
                 let recovery = try RecoveryKey(words: words.joined(separator: " "))
                 let registered = try await bed.grant.withConnection { connection in
                     try await connection.query("SELECT recovery_public_key FROM users WHERE user_id = \(UUID(uuidString: userID)!)")
@@ -122,8 +121,7 @@ extension CLITests {
                 #expect(created.status == 0, "\(created)")
                 let userID = try #require(CLITestBed.value(after: "user", in: created.stdout))
                 let deviceID = try #require(CLITestBed.value(after: "device", in: created.stdout))
-                let words = created.stdout.split(separator: "\n").filter { $0.range(of: #"^\s+\d+ [a-z]+"#, options: .regularExpression) != nil }
-                    .flatMap { $0.split(separator: " ").filter { Int($0) == nil } }.map(String.init)
+                let words = Self.recoveryWords(in: created.stdout)
                 #expect(words.count == 34)
                 let wordsFile = bed.root.appendingPathComponent("recovery-words.txt")
                 let recover = ["identity", "recover", "--user", userID, "--words-file", wordsFile.path, "--grant-service", bed.grant.baseURL.absoluteString]
@@ -203,5 +201,13 @@ extension CLITests {
                 #expect(reopened.status == 0 && reopened.stdout.contains("written after the theft"), "\(reopened)")
             }
         }
+    }
+}
+
+extension CLITests.Identity {
+    /// The recovery words `identity create` printed: the numbered rows, numbers dropped.
+    static func recoveryWords(in stdout: String) -> [String] {
+        stdout.split(separator: "\n").filter { $0.range(of: #"^\s+\d+ [a-z]+"#, options: .regularExpression) != nil }
+            .flatMap { $0.split(separator: " ").filter { Int($0) == nil } }.map(String.init)
     }
 }

@@ -16,7 +16,7 @@ struct IdentityStore: Sendable {
                     VALUES (\(request.userID), \(request.displayName), \(request.agreementPublicKey), \(request.identityPublicKey),
                             \(request.recoveryPublicKey))
                     """)
-                try await insertDevice(request.device, userID: request.userID, on: connection)
+                try await Self.insertDevice(request.device, userID: request.userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a user or device with this id or key already exists")
             }
@@ -41,7 +41,7 @@ struct IdentityStore: Sendable {
                 """)
             guard active.count == vouching.count else { throw APIError.unauthenticated }
             do {
-                try await insertDevice(request, userID: userID, on: connection)
+                try await Self.insertDevice(request, userID: userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a device with this id or key already exists")
             }
@@ -49,7 +49,7 @@ struct IdentityStore: Sendable {
         }
     }
 
-    private func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
+    static func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
         try await connection.execute(
             """
             INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key)
@@ -178,13 +178,19 @@ struct IdentityStore: Sendable {
                 throw APIError.notFound("device")
             }
             guard owner == userID else { throw APIError.forbidden("only the device's user can retire it") }
-            try await connection.execute(
-                "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
-            try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
+            try await Self.retire(deviceID, on: connection)
         }
+    }
+
+    /// The retirement itself, on a locked device row: retired, its tokens and open challenges
+    /// deleted, the stagings it began abandoned.
+    static func retire(_ deviceID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
+        try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
+        try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
+        try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
+        try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
     }
 
     // MARK: Authentication

@@ -58,27 +58,18 @@ struct RecoveryStore: Sendable {
     func enrol(_ device: RegisterDeviceRequest, userID: UUID) async throws {
         try await pool.withConnection { connection in
             do {
-                try await connection.execute(
-                    """
-                    INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key)
-                    VALUES (\(device.deviceID), \(userID), \(device.name), \(device.kind?.rawValue),
-                            \((device.role ?? .agent).rawValue), \(device.signingPublicKey))
-                    """)
+                try await IdentityStore.insertDevice(device, userID: userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a device with this id or key already exists")
             }
         }
     }
 
-    /// Retires a device of `userID` as `IdentityStore.retireDevice` does, without a calling device.
+    /// Retires a device of `userID` as `IdentityStore.retireDevice` does, with no calling device.
     func retire(_ deviceID: UUID, userID: UUID) async throws {
         try await pool.transaction { connection in
             try await Self.lockDevice(deviceID, of: userID, on: connection)
-            try await connection.execute("UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
-            try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
-            try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
+            try await IdentityStore.retire(deviceID, on: connection)
         }
     }
 
