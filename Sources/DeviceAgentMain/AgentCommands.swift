@@ -4,6 +4,7 @@ import DeviceAgent
 import Foundation
 import Logging
 import RescindClient
+import RescindProtocol
 
 /// rescind-agent's one help page, for the command and every subcommand (main.swift prints it
 /// before parsing).
@@ -17,7 +18,11 @@ let usage = """
            rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
            rescind-agent provision-device --name NAME [--kind KIND] --out FILE
                                                    (KIND: phone, tablet, laptop, desktop, server, other)
-           rescind-agent rotate-identity [--bundle-out FILE]   new identity keys (after a theft); FILE: for the user's other devices
+           rescind-agent rotate-identity [--words-file F] [--bundle-out FILE]
+                                                   new identity keys (after a theft): pending for the security delay
+                                                   unless approved (F: the recovery words); FILE: for the user's other devices
+           rescind-agent pending                   changes to who the user is that wait for the security delay
+           rescind-agent veto OP | approve OP      veto (freezing the device that began it) or approve one begun elsewhere
            rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
            rescind-agent change-passphrase                     re-protect the keystore (new: RESCIND_AGENT_NEW_PASSPHRASE[_FILE]
                                                                or RESCIND_AGENT_NEW_KEY_FILE); keys and cache unchanged
@@ -37,7 +42,8 @@ struct RescindAgent: ParsableCommand {
         version: RescindVersion.current,
         subcommands: [
             RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrollCommand.self, ProvisionDeviceCommand.self,
-            RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self,
+            RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self, PendingCommand.self,
+            VetoCommand.self, ApproveCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )
@@ -203,16 +209,75 @@ struct RotateIdentityCommand: AgentSubcommand {
         commandName: "rotate-identity", abstract: "New identity keys (after a theft).")
 
     @Option(name: .customLong("bundle-out")) var bundleOut: String?
+    @Option(name: .customLong("words-file")) var wordsFile: String?
 
     func execute() async throws {
         let configuration = try AgentEnvironment().configuration
-        let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration)
+        let outcome = try await KeystoreRotation.rotateIdentity(
+            configuration: configuration, recoveryKey: try wordsFile.map { try RecoveryKey(wordsFile: $0) })
+        if let pending = outcome.pending {
+            print(
+                "identity rotation pending: operation \(pending.operationID.uuidString.lowercased()), takes effect "
+                    + "\(Timestamp.format(pending.effectiveAt)) unless vetoed; approve it on another device, or run again with --words-file")
+            return
+        }
         print("identity rotated: generation \(outcome.generation); \(outcome.rewrapped) key(s) moved")
         if let bundleOut {
             try await KeystoreRotation.writeIdentityUpdate(
                 to: bundleOut, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
             print("the new keys for your other devices are at \(bundleOut) (rescind-agent update-identity --bundle \(bundleOut))")
         }
+    }
+}
+
+/// The user's pending governed operations, as this device sees them.
+struct PendingCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pending", abstract: "Changes to who the user is that wait for the security delay.")
+
+    func execute() async throws {
+        let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
+        let pending = try await session.client.governedOperations().filter { $0.state == .pending }
+        if pending.isEmpty { print("nothing pending") }
+        for operation in pending {
+            let by = operation.initiatedBy == session.deviceID ? "this device" : "device \(operation.initiatedBy.uuidString.lowercased())"
+            print(
+                "\(operation.operationID.uuidString.lowercased())  \(operation.kind.rawValue) begun by \(by), "
+                    + "takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
+        }
+    }
+}
+
+struct VetoCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "veto", abstract: "Veto an operation another device of the user began (that device is frozen).")
+
+    @Argument(transform: OperationID.parse) var operation: UUID
+
+    func execute() async throws {
+        let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
+        let decided = try await session.client.vetoOperation(operation)
+        print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue); device \(decided.initiatedBy.uuidString.lowercased()) frozen")
+    }
+}
+
+struct ApproveCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve", abstract: "Approve an operation another device of the user began: it takes effect now.")
+
+    @Argument(transform: OperationID.parse) var operation: UUID
+
+    func execute() async throws {
+        let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
+        let decided = try await session.client.approveOperation(operation)
+        print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+    }
+}
+
+enum OperationID {
+    static func parse(_ text: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else { throw ValidationError("\(text) is not an operation id (rescind-agent pending)") }
+        return id
     }
 }
 

@@ -58,9 +58,37 @@ extension GrantServiceClient {
         try await send(.get, "v1/users/\(userID)")
     }
 
-    /// Replaces my identity keys (`IdentityRotation`); answers my user with the new keys.
-    public func rotateIdentity(_ rotation: IdentityRotation) async throws -> UserResponse {
+    /// Begins replacing my identity keys (`IdentityRotation`): a governed operation, pending
+    /// until the security delay runs out unless a second device or the recovery key approves it.
+    public func rotateIdentity(_ rotation: IdentityRotation) async throws -> GovernedOperation {
         try await send(.post, "v1/identity-rotations", body: rotation)
+    }
+
+    // MARK: Governed operations
+
+    /// My user's governed operations, newest first.
+    public func governedOperations() async throws -> [GovernedOperation] {
+        try await send(.get, "v1/governance/operations", as: GovernedOperationList.self).operations
+    }
+
+    /// Approves, from this second device, an operation another device of my user began: it takes effect now.
+    public func approveOperation(_ operationID: UUID) async throws -> GovernedOperation {
+        try await send(.post, "v1/governance/operations/\(operationID)/approve")
+    }
+
+    /// Vetoes an operation another device of my user began; that device is frozen.
+    public func vetoOperation(_ operationID: UUID) async throws -> GovernedOperation {
+        try await send(.post, "v1/governance/operations/\(operationID)/veto")
+    }
+
+    /// Withdraws an operation this device began.
+    public func cancelOperation(_ operationID: UUID) async throws -> GovernedOperation {
+        try await send(.post, "v1/governance/operations/\(operationID)/cancel")
+    }
+
+    /// Unfreezes another device of my user.
+    public func clearDevice(_ deviceID: UUID) async throws {
+        try await sendExpectingNoContent(.post, "v1/devices/\(deviceID)/clear")
     }
 
     /// A user's identity rotations, oldest first.

@@ -7,7 +7,9 @@ import RescindProtocol
 /// A rotation replaces all three of a user's keys — X25519, Ed25519 identity and master —
 /// because a stolen device held all three. In order, each step safe to repeat:
 /// 1. the caller stores the new keys beside the old ones (so a crash loses neither);
-/// 2. `registerRotation` sends the statement signed by the old and the new identity key;
+/// 2. `registerRotation` sends the statement signed by the old and the new identity key; the
+///    service holds it as a governed operation until the security delay runs out or a second
+///    device or the recovery key approves it (a thief with one device cannot rotate at once);
 /// 3. `rewrapHeldKeys` re-wraps every FMK copy I hold for the new keys: my owner copies
 ///    under the new master key, granted copies from my new X25519 key to the granter's
 ///    (X25519 is symmetric, so the granter's copy of the secret is unchanged);
@@ -39,12 +41,14 @@ extension UserSession {
         self.violationReporter = violationReporter
     }
 
-    /// Registers `newKeys` as this user's identity, signed by the current identity key and by
-    /// the new one, as the generation after `currentGeneration`.
-    /// - Throws: `GrantServiceError` 409 `stale_rotation` if the identity moved on meanwhile.
+    /// Begins registering `newKeys` as this user's identity, signed by the current identity key
+    /// and by the new one, as the generation after `currentGeneration`: a governed operation,
+    /// pending until the security delay runs out or a second device or the recovery key approves it.
+    /// - Throws: `GrantServiceError` 409 `stale_rotation` if the identity moved on meanwhile,
+    ///   409 `operation_pending` while another rotation waits, 403 `device_frozen`.
     public func registerRotation(
         to newKeys: UserKeys, currentGeneration: Int, now: Date = Date()
-    ) async throws -> UserResponse {
+    ) async throws -> GovernedOperation {
         precondition(newKeys.userID == keys.userID, "a rotation keeps the user id")
         let statement = IdentityRotationStatement(
             userID: keys.userID, generation: currentGeneration + 1,

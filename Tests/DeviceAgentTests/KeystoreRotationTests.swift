@@ -21,7 +21,18 @@ struct KeystoreRotationTests {
             let device = try await AgentTestKit.enrol(b, on: service)
             defer { device.directory.remove() }
 
-            let outcome = try await KeystoreRotation.rotateIdentity(configuration: device.configuration)
+            // Begun from this device alone, the rotation waits for the security delay: the new keys
+            // wait beside the old ones, which stay in use; run again, it is still pending.
+            let begun = try await KeystoreRotation.rotateIdentity(configuration: device.configuration)
+            #expect(begun.pending?.state == .pending && begun.generation == 1 && begun.rewrapped == 0)
+            #expect(FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            let waiting = try await DeviceIdentity.session(configuration: device.configuration)
+            #expect(waiting.keys.identityKey.publicKey == b.keys.identityKey.publicKey)
+            let again = try await KeystoreRotation.rotateIdentity(configuration: device.configuration)
+            #expect(again.pending?.operationID == begun.pending?.operationID)
+            // With B's recovery words it takes effect at once, and every copy moves.
+            let outcome = try await KeystoreRotation.rotateIdentity(
+                configuration: device.configuration, recoveryKey: try TestRecovery.key(for: b.keys.userID))
             #expect(outcome == .init(generation: 2, rewrapped: 1, alreadyCurrent: 0))
             let session = try await DeviceIdentity.session(configuration: device.configuration)
             #expect(session.keys.agreementKey.publicKey != b.keys.agreementKey.publicKey)
@@ -67,7 +78,7 @@ struct KeystoreRotationTests {
                 to: KeystoreRotation.pendingPath(device.configuration), unlock: device.configuration.unlock,
                 cost: device.configuration.keyDerivation)
             let old = UserSession(keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey, baseURL: service.baseURL, tls: service.clientTLS)
-            _ = try await old.registerRotation(to: next.userKeys, currentGeneration: 1)
+            try await old.rotateIdentityAtOnce(to: next.userKeys, currentGeneration: 1)
             // …and one copy moved before the crash.
             _ = try await old.withKeys(next.userKeys).rewrapHeldKeysForTest(ownMember, from: old.keys)
 
@@ -95,7 +106,7 @@ struct KeystoreRotationTests {
             let stale = laptop.directory.file("stale.update")
             try await KeystoreRotation.writeIdentityUpdate(to: stale, passphrase: passphrase, configuration: laptop.configuration)
 
-            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration)
+            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration, recoveryKey: try TestRecovery.key(for: b.keys.userID))
             let update = laptop.directory.file("keys.update")
             try await KeystoreRotation.writeIdentityUpdate(to: update, passphrase: passphrase, configuration: laptop.configuration)
             let mode = try FileManager.default.attributesOfItem(atPath: update)[.posixPermissions] as? Int

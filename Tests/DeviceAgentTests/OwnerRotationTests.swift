@@ -42,7 +42,7 @@ struct OwnerRotationTests {
             let laptop = try await owner.addDevice(name: "Adult A's laptop", role: .interactive)
             try await laptop.client.retireDevice(phoneDevice.deviceID)
             let newKeys = UserKeys.generate(userID: owner.keys.userID)
-            _ = try await laptop.registerRotation(to: newKeys, currentGeneration: 1)
+            try await laptop.rotateIdentityAtOnce(to: newKeys, currentGeneration: 1)
             let rotated = laptop.withKeys(newKeys)
             try await rotated.rewrapHeldKeys(from: laptop.keys)
             let committed = try await rotated.rotate(member.id, reason: "owner's phone stolen")
@@ -88,7 +88,8 @@ struct OwnerRotationTests {
             // The phone is stolen: retired from the laptop, whose agent rotates the identity keys and
             // hands them to the tablet (`rescind-agent rotate-identity`, `update-identity --bundle`).
             try await laptop.session.client.retireDevice(phone.deviceID)
-            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration)
+            _ = try await KeystoreRotation.rotateIdentity(
+                configuration: laptop.configuration, recoveryKey: try TestRecovery.key(for: owner.keys.userID))
             let update = laptop.directory.file("keys.update")
             try await KeystoreRotation.writeIdentityUpdate(to: update, passphrase: "one-time", configuration: laptop.configuration)
             #expect(try await KeystoreRotation.importIdentityUpdate(at: update, passphrase: "one-time", configuration: tablet.configuration) == 2)

@@ -38,7 +38,8 @@ struct StolenDeviceReplayTests {
             try await laptop.session.client.retireDevice(phone.deviceID)
             // …rotates on the laptop (its agent restarts with the new keys)…
             await running.stop()
-            _ = try await KeystoreRotation.rotateIdentity(configuration: laptop.configuration)
+            _ = try await KeystoreRotation.rotateIdentity(
+                configuration: laptop.configuration, recoveryKey: try TestRecovery.key(for: phone.keys.userID))
             running = RunningAgent(try await laptop.open())
             // …and is re-granted once the owner compared codes.
             let steps = try await owner.advance(&plan) { _ in }

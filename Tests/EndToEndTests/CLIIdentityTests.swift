@@ -162,7 +162,7 @@ extension CLITests {
                     name: "thief", directory: stolen, keyFile: adultB.keyFile, grantService: adultB.grantService,
                     auditService: nil, userID: adultB.userID, deviceID: adultB.deviceID)
 
-                let rotated = try await adultB.ok(["identity", "rotate"])
+                let rotated = try await adultB.ok(["identity", "rotate", "--words-file", try #require(adultB.recoveryWords).path])
                 #expect(rotated.contains("identity rotated: generation 2"), "\(rotated)")
                 #expect(rotated.contains("keys moved        1"), "\(rotated)")
                 #expect(try await adultB.ok(["identity", "show"]).contains("generation        2"))

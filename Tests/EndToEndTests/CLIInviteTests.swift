@@ -77,7 +77,7 @@ extension CLITests {
                 let code = { (printed: String) in printed.firstMatch(of: /code ([0-9A-F-]{8})/).map { String($0.1) } }
 
                 // B rotates: signed by the pinned key, but so would a thief's be. Refused until compared.
-                try await adultB.ok(["identity", "rotate"])
+                try await adultB.ok(["identity", "rotate", "--words-file", try #require(adultB.recoveryWords).path])
                 try await adultA.run(["grant", liam, "--to", adultB.userID]).expectOneLineError("unverified_recipient_key", "rotation")
                 let aSees = try #require(code(try await adultA.ok(["identity", "code", "--with", adultB.userID])))
                 let bSees = try #require(code(try await adultB.ok(["identity", "code", "--with", adultA.userID])))

@@ -38,8 +38,10 @@ extension CLITests {
                 let refused = try await thief.run(["record", "show", members[0], "--all"])
                 #expect(refused.status != 0, "\(refused)")
 
-                // 2. A rotates the identity keys on the laptop; the same command rotates both family members.
-                #expect(try await laptop.ok(["identity", "rotate"]).contains("generation 2"))
+                // 2. A rotates the identity keys on the laptop (at once, with the recovery words); the
+                // same command rotates both family members.
+                let words = try #require(phone.recoveryWords).path
+                #expect(try await laptop.ok(["identity", "rotate", "--words-file", words]).contains("generation 2"))
                 let done = try await laptop.ok(command)
                 #expect(done.contains("resuming") && !done.contains("retired device"), "\(done)")
                 for member in members {

@@ -33,9 +33,10 @@ extension CLITests {
                 let again = try await adultA.ok(stolenCommand)
                 #expect(again.contains("resuming") && !again.contains("revoked from"), "\(again)")
 
-                // 2. B retires the phone and rotates from the laptop.
+                // 2. B retires the phone and rotates from the laptop, with the recovery words.
                 try await laptop.ok(["device", "retire", phone.deviceID])
-                #expect(try await laptop.ok(["identity", "rotate"]).contains("generation 2"))
+                let words = try #require(phone.recoveryWords).path
+                #expect(try await laptop.ok(["identity", "rotate", "--words-file", words]).contains("generation 2"))
 
                 // 3. A is asked to compare codes; B's laptop shows the same code; A confirms.
                 let third = try await adultA.ok(stolenCommand)

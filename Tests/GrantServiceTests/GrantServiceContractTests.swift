@@ -92,12 +92,30 @@ import Testing
         let anonymous = GrantServiceClient(baseURL: url, tls: tls)
         try await recovery.order(.retire, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
         try await recovery.order(.restore, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
+        let laptopKey = Ed25519.PrivateKey(), laptopID = UUID()
         try await recovery.order(
             .enrol, for: adultD.keys.userID,
             device: RegisterDeviceRequest(
-                deviceID: UUID(), name: "Adult D's laptop", kind: .laptop,
-                signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)),
+                deviceID: laptopID, name: "Adult D's laptop", kind: .laptop, signingPublicKey: Data(laptopKey.publicKey.rawRepresentation)),
             through: anonymous)
+
+        // D's identity rotations, governed: the phone begins one and the laptop (enrolled by the
+        // recovery key, so it governs at once) vetoes it, then clears the phone; the next one the
+        // laptop approves; of two more, the recovery key cancels one and approves the other.
+        let laptop = GrantServiceClient(baseURL: url, credentials: .init(deviceID: laptopID, signingKey: laptopKey), tls: tls)
+        let (keys2, keys3, keys4) = (UserKeys.generate(userID: adultD.keys.userID), UserKeys.generate(userID: adultD.keys.userID), UserKeys.generate(userID: adultD.keys.userID))
+        let vetoed = try await adultD.registerRotation(to: keys2, currentGeneration: 1)
+        _ = try await laptop.governedOperations()
+        _ = try await laptop.vetoOperation(vetoed.operationID)
+        try await laptop.clearDevice(adultD.deviceID)
+        _ = try await laptop.approveOperation(try await adultD.registerRotation(to: keys2, currentGeneration: 1).operationID)
+        let rotatedD = adultD.withKeys(keys2)
+        let cancelled = try await rotatedD.registerRotation(to: keys3, currentGeneration: 2)
+        try await recovery.order(.cancel, for: adultD.keys.userID, operationID: cancelled.operationID, through: anonymous)
+        let approved = try await rotatedD.registerRotation(to: keys4, currentGeneration: 2)
+        try await recovery.order(.approve, for: adultD.keys.userID, operationID: approved.operationID, through: anonymous)
+        try await recovery.order(.clear, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
+        try await recovery.order(.vouch, for: adultD.keys.userID, deviceID: laptopID, through: anonymous)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
         _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)
@@ -106,8 +124,9 @@ import Testing
         // B's own phone stolen: a rotation that revokes nobody.
         _ = try await adultB.rotate(emma, reason: "owner's phone stolen")
 
-        // C's identity keys rotated.
-        _ = try await adultC.registerRotation(to: .generate(userID: adultC.keys.userID), currentGeneration: 1)
+        // C's identity rotation begun, then withdrawn by the phone that began it.
+        let begunByC = try await adultC.registerRotation(to: .generate(userID: adultC.keys.userID), currentGeneration: 1)
+        _ = try await adultC.client.cancelOperation(begunByC.operationID)
 
         // Junk queries, then junk everywhere.
         let tokenB = try await adultB.client.bearerToken()

@@ -8,12 +8,13 @@ import Testing
 
 /// Identity-key rotation, and the thief who copied a user's keys from a stolen phone.
 @Suite(.serialized) struct IdentityRotationTests {
-    /// Rotates B's keys from B's tablet and moves B's copies to the new keys.
+    /// Rotates B's keys from B's tablet (approved with B's recovery key) and moves B's copies to the new keys.
     static func rotate(_ session: UserSession) async throws -> UserSession {
         let newKeys = UserKeys.generate(userID: session.keys.userID)
         let me = try await session.client.me()
-        let user = try await session.registerRotation(to: newKeys, currentGeneration: me.user.identityGeneration)
-        #expect(user.identityGeneration == me.user.identityGeneration + 1)
+        let operation = try await session.rotateIdentityAtOnce(to: newKeys, currentGeneration: me.user.identityGeneration)
+        #expect(operation.state == .applied && operation.decidedBy == .recoveryKey)
+        #expect(try await session.client.user(session.keys.userID).identityGeneration == me.user.identityGeneration + 1)
         let rotated = session.withKeys(newKeys)
         try await rotated.rewrapHeldKeys(from: session.keys)
         return rotated
@@ -177,9 +178,15 @@ import Testing
             expectError(try await http.send("POST", path, json: try rotation(good, signedBy: b.keys.identityKey, and: newKeys.identityKey)), 401)
             #expect(try await b.client.me().user.identityGeneration == 1, "nothing changed")
 
-            // The good one goes through once; replayed, it is stale; rotating back to the stolen keys is refused.
+            // The good one is received once (pending: a second one waits); approved with B's recovery
+            // key it takes effect, and replayed it is stale; rotating back to the stolen keys is refused.
             let accepted = try rotation(good, signedBy: b.keys.identityKey, and: newKeys.identityKey)
-            #expect(try await http.send("POST", path, token: token, json: accepted).status == 200)
+            let received = try await http.send("POST", path, token: token, json: accepted)
+            #expect(received.status == 202)
+            expectError(try await http.send("POST", path, token: token, json: accepted), 409, "operation_pending")
+            let pending = try #require(try await b.client.governedOperations().first)
+            #expect(pending.state == .pending && pending.rotation == accepted)
+            try await TestRecovery.key(for: b.keys.userID).order(.approve, for: b.keys.userID, operationID: pending.operationID, through: b.client)
             expectError(try await http.send("POST", path, token: token, json: accepted), 409, "stale_rotation")
             let back = statement(generation: 3, previous: newKeys.identityKey, to: b.keys)
             expectError(

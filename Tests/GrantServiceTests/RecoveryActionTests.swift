@@ -106,7 +106,8 @@ import Testing
                 try await owner.recovery.order(.enrol, for: userID, deviceID: owner.iPad.deviceID, through: client)
             }
             // A user without a recovery key has none to order with.
-            let plain = try await service.user("Adult B")
+            let plain = try await UserSession.register(
+                keys: .generate(), displayName: "Adult B", deviceName: "Adult B's phone", baseURL: service.baseURL, tls: service.clientTLS)
             await expectFailure(404) { try await client.recoveryChallenge(for: plain.keys.userID) }
             // Every device is as it was.
             _ = try await owner.iPad.client.me()

@@ -19,7 +19,7 @@ import Testing
             let (emma, fmk) = try await phone.createFamilyMember()
             _ = try await phone.putRecord(emma, plaintext: Array("blood type O+".utf8), fmk: fmk, version: 1)
             let newKeys = UserKeys.generate(userID: phone.keys.userID)
-            _ = try await iPad.registerRotation(to: newKeys, currentGeneration: 1)
+            try await iPad.rotateIdentityAtOnce(to: newKeys, currentGeneration: 1)
 
             let verified = try await phone.verifiedKey(emma)
             let junk = Data(SecureRandom.bytes(count: 40))

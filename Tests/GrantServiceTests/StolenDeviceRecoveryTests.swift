@@ -77,7 +77,9 @@ import Testing
             _ = try await a.advance(&plan) { _ in }
 
             let thiefKeys = UserKeys.generate(userID: phone.keys.userID)
+            // Nobody vetoes the thief's rotation (the worst case): the delay runs out and it takes effect.
             _ = try await phone.registerRotation(to: thiefKeys, currentGeneration: 1)
+            #expect(try await service.elapseSecurityDelay(of: phone.keys.userID, listingWith: laptop).first?.state == .applied)
             let steps = try await a.advance(&plan) { _ in }
             guard case .confirmNewKeys(2, let seenByA)? = steps.last else { Issue.record("\(steps)"); return }
             let shownByB = try laptop.keys.agreementKey.verificationCode(

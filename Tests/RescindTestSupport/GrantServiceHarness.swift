@@ -115,10 +115,12 @@ public struct GrantServiceHarness: Sendable {
         try await TestDatabases.withConnection(to: database, body)
     }
 
-    /// Registers a user with one device.
+    /// Registers a user with one device and a recovery key (`TestRecovery.key(for:)`).
     public func user(_ name: String, device: String = "phone") async throws -> UserSession {
-        try await UserSession.register(
-            keys: .generate(), displayName: name, deviceName: "\(name)'s \(device)", baseURL: baseURL, tls: clientTLS)
+        let keys = UserKeys.generate()
+        return try await UserSession.register(
+            keys: keys, displayName: name, deviceName: "\(name)'s \(device)", recoveryKey: try TestRecovery.key(for: keys.userID),
+            baseURL: baseURL, tls: clientTLS)
     }
 
     /// Reads `count` messages of a topic from the beginning (fails after `timeout`).

@@ -44,7 +44,7 @@ public enum GrantServiceApplication {
         }
 
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
-        let identities = IdentityStore(pool: pool)
+        let identities = IdentityStore(pool: pool, securityDelay: configuration.lifetimes.securityDelay)
         let families = FamilyMemberStore(pool: pool, outbox: outbox)
         let router = buildRouter(
             configuration: configuration, pool: pool, identities: identities, families: families,
@@ -72,6 +72,7 @@ public enum GrantServiceApplication {
                 logger: logger),
             PeriodicService(name: "janitor sweep", interval: configuration.lifetimes.janitorInterval, logger: logger) {
                 try await janitor.sweep()
+                try await GovernanceStore(pool: pool, delay: configuration.lifetimes.securityDelay).applyDue()
             })
         return app
     }
@@ -93,12 +94,15 @@ public enum GrantServiceApplication {
         let checkIns = DeviceCheckIns(store: syncStates, metrics: metrics)
         let identity = IdentityController(identities: identities, syncStates: syncStates, lifetimes: configuration.lifetimes)
         identity.addPublicRoutes(to: v1)
-        RecoveryController(recoveries: RecoveryStore(pool: pool), lifetimes: configuration.lifetimes).addRoutes(to: v1)
+        let governance = GovernanceStore(pool: pool, delay: configuration.lifetimes.securityDelay)
+        RecoveryController(recoveries: RecoveryStore(pool: pool), governance: governance, lifetimes: configuration.lifetimes)
+            .addRoutes(to: v1)
         let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
         identity.addAuthenticatedRoutes(to: authenticated)
         FamilyMemberController(families: families, checkIns: checkIns).addRoutes(to: authenticated)
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)
-        IdentityRotationController(rotations: IdentityRotationStore(pool: pool)).addRoutes(to: authenticated)
+        IdentityRotationController(rotations: IdentityRotationStore(pool: pool), governance: governance).addRoutes(to: authenticated)
+        GovernanceController(governance: governance).addRoutes(to: authenticated)
         InvitationController(invitations: InvitationStore(pool: pool)).addRoutes(to: authenticated)
         DeviceCommandController(commands: DeviceCommandStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)

@@ -67,6 +67,12 @@ public struct GrantServiceConfiguration: Sendable {
         public var deviceCommandRetention: Duration = .seconds(90 * 86_400)
         /// How often expired state is cleaned up; `RESCIND_JANITOR_INTERVAL_SECONDS`.
         public var janitorInterval: Duration = .seconds(60)
+        /// How long an operation that changes who a user is (an identity rotation begun from
+        /// one device) waits for a veto before it takes effect, unless a second device or the
+        /// recovery key approves it; `RESCIND_SECURITY_DELAY_SECONDS`, never below one hour
+        /// (clients refuse a shorter one): a thief must not outrun the owner's other devices.
+        public var securityDelay: Duration = .seconds(86_400)
+        public static let minimumSecurityDelay: Duration = .seconds(3600)
     }
 
     public struct Outbox: Sendable {
@@ -127,6 +133,10 @@ public struct GrantServiceConfiguration: Sendable {
         lifetimes.deviceCommandRetention = .seconds(
             86_400 * (try reader.int("RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS", default: 90, range: 1...3650)))
         lifetimes.janitorInterval = try reader.seconds("RESCIND_JANITOR_INTERVAL_SECONDS", default: lifetimes.janitorInterval)
+        lifetimes.securityDelay = .seconds(
+            try reader.int(
+                "RESCIND_SECURITY_DELAY_SECONDS", default: Int(lifetimes.securityDelay.components.seconds),
+                range: Int(Lifetimes.minimumSecurityDelay.components.seconds)...(30 * 86_400)))
         outbox.batchSize = try reader.int("RESCIND_OUTBOX_BATCH_SIZE", default: outbox.batchSize, range: 1...10_000)
         outbox.pollInterval = .milliseconds(
             try reader.int("RESCIND_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))

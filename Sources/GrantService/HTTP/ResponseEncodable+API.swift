@@ -27,3 +27,5 @@ extension ServiceKeyResponse: ResponseEncodable {}
 extension IdentityRotationList: ResponseEncodable {}
 extension InvitationResponse: ResponseEncodable {}
 extension RecoveryActionResult: ResponseEncodable {}
+extension GovernedOperation: ResponseEncodable {}
+extension GovernedOperationList: ResponseEncodable {}

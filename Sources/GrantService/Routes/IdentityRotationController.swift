@@ -5,10 +5,13 @@ import RescindProtocol
 import RescindServiceSupport
 
 /// Identity-key rotation: `POST /v1/identity-rotations` (a device of the user, with a
-/// statement signed by the previous and the new identity key) and
-/// `GET /v1/users/{userID}/identity-rotations` (the chain, for anyone who pinned a key).
+/// statement signed by the previous and the new identity key), received as a governed
+/// operation that takes effect after the security delay unless decided first
+/// (`GovernanceController`), and `GET /v1/users/{userID}/identity-rotations` (the chain of
+/// rotations in effect, for anyone who pinned a key).
 struct IdentityRotationController {
     let rotations: IdentityRotationStore
+    let governance: GovernanceStore
     /// How far `issued_at` may be from the service's clock.
     static let clockWindow: TimeInterval = 600
 
@@ -17,7 +20,7 @@ struct IdentityRotationController {
         group.get("users/:userID/identity-rotations", use: list)
     }
 
-    @Sendable func rotate(_ request: Request, context: GrantRequestContext) async throws -> UserResponse {
+    @Sendable func rotate(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<GovernedOperation> {
         let caller = try context.requireIdentity()
         let rotation = try await request.decode(as: IdentityRotation.self, context: context)
         let statement = rotation.statement
@@ -37,7 +40,7 @@ struct IdentityRotationController {
         guard newKey.isValidSignature([UInt8](rotation.newKeySignature), for: input) else {
             throw APIError.unprocessable("bad_signature", "the rotation must also be signed with the new identity key")
         }
-        return try await rotations.rotate(rotation, from: caller.deviceID)
+        return EditedResponse(status: .accepted, response: try await governance.beginRotation(rotation, from: caller))
     }
 
     @Sendable func list(_ request: Request, context: GrantRequestContext) async throws -> IdentityRotationList {

@@ -7,9 +7,11 @@ import RescindServiceSupport
 /// Orders of a user's recovery key, which stands for the user when a thief holds one of their
 /// devices and may have retired the others: `POST /v1/recovery/challenges` (anonymous: the user
 /// may have no device left) and `POST /v1/recovery/actions`, signed by the recovery key over a
-/// fresh challenge, which enrol, retire or restore a device at once.
+/// fresh challenge, which enrol, retire, restore or clear a device, and approve or cancel a
+/// pending governed operation, at once.
 struct RecoveryController {
     let recoveries: RecoveryStore
+    let governance: GovernanceStore
     let lifetimes: GrantServiceConfiguration.Lifetimes
 
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
@@ -35,10 +37,17 @@ struct RecoveryController {
             }
             try Validation.deviceName(device.name)
             _ = try Validation.signingKey(device.signingPublicKey, field: "action.device.signing_public_key")
-        case .retire, .restore:
-            guard action.deviceID != nil, action.device == nil else {
-                throw APIError.unprocessable("invalid_field", "a \(action.kind.rawValue) action names a device_id and no device")
+        case .retire, .restore, .clear, .vouch:
+            guard action.deviceID != nil, action.device == nil, action.operationID == nil else {
+                throw APIError.unprocessable("invalid_field", "a \(action.kind.rawValue) action names a device_id and nothing else")
             }
+        case .approve, .cancel:
+            guard action.operationID != nil, action.device == nil, action.deviceID == nil else {
+                throw APIError.unprocessable("invalid_field", "a \(action.kind.rawValue) action names an operation_id and nothing else")
+            }
+        }
+        if action.kind == .enrol, action.operationID != nil {
+            throw APIError.unprocessable("invalid_field", "an enrol action names a device and nothing else")
         }
         guard let challenge = try await recoveries.redeemChallenge(action.challengeID, userID: action.userID) else {
             throw APIError.unprocessable("invalid_challenge", "unknown, expired or already used recovery challenge")
@@ -59,6 +68,18 @@ struct RecoveryController {
         case .restore:
             try await recoveries.restore(action.deviceID!, userID: action.userID)
             return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .restore, deviceID: action.deviceID!))
+        case .clear:
+            try await governance.clearByRecoveryKey(action.deviceID!, userID: action.userID)
+            return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .clear, deviceID: action.deviceID!))
+        case .vouch:
+            try await governance.vouchByRecoveryKey(action.deviceID!, userID: action.userID)
+            return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .vouch, deviceID: action.deviceID!))
+        case .approve:
+            let operation = try await governance.approveByRecoveryKey(action.operationID!, userID: action.userID)
+            return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .approve, operation: operation))
+        case .cancel:
+            let operation = try await governance.cancelByRecoveryKey(action.operationID!, userID: action.userID)
+            return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .cancel, operation: operation))
         }
     }
 }

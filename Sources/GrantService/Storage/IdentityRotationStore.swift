@@ -3,68 +3,63 @@ import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
 
-/// Identity-key rotations: the statements, and the keys they replaced.
+/// Identity-key rotations: the statements, and the keys they replaced. A rotation takes effect
+/// through `GovernanceStore` (after the security delay, or approved).
 struct IdentityRotationStore: Sendable {
     let pool: PostgresConnectionPool
 
-    /// Makes the statement's keys the user's current ones, if it follows from their current
-    /// generation and key. Signatures are checked by the caller (`IdentityRotationRules`).
+    /// Refuses a rotation that does not follow from the user's current generation and key, or
+    /// names a key that was ever an identity key; locks the user's row.
     /// - Throws: 409 `stale_rotation` when the user's keys moved on (a replay, or a rotation
     ///   from another device first); 409 `key_reused` for a key that was ever an identity key.
-    /// - Throws: 401 `device_retired` when the calling device was retired after its request was
-    ///   authenticated (checked under a lock a retirement waits for).
-    func rotate(_ rotation: IdentityRotation, from callerDeviceID: UUID) async throws -> UserResponse {
-        let statement = rotation.statement
-        return try await pool.transaction { connection in
-            guard try await connection.query(
-                """
-                SELECT 1 FROM devices WHERE device_id = \(callerDeviceID) AND user_id = \(statement.userID) AND retired_at IS NULL
-                FOR SHARE
-                """
-            ).first != nil else { throw APIError.deviceRetired }
-            guard let row = try await connection.query(
-                """
-                SELECT identity_generation, identity_public_key, agreement_public_key FROM users
-                WHERE user_id = \(statement.userID) FOR UPDATE
-                """
-            ).first else { throw APIError.notFound("user") }
-            let (generation, identityKey, agreementKey) = try row.decode(Int.self, Data.self, Data.self)
-            guard statement.generation == generation + 1, statement.previousIdentityPublicKey == identityKey else {
-                throw APIError.conflict(
-                    "stale_rotation", "your identity is at generation \(generation); a rotation must start generation \(generation + 1) from the current key")
-            }
-            let reused = try await connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM retired_identity_keys WHERE public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
-                    OR EXISTS (SELECT 1 FROM users
-                               WHERE identity_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey))
-                                  OR agreement_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
-                """
-            ).first!.decode(Bool.self, column: 0)
-            guard !reused else { throw APIError.conflict("key_reused", "a new identity key must never have been used before") }
-            try await connection.execute(
-                """
-                INSERT INTO retired_identity_keys (public_key, user_id)
-                VALUES (\(identityKey), \(statement.userID)), (\(agreementKey), \(statement.userID))
-                """)
-            try await connection.execute(
-                """
-                INSERT INTO identity_rotations (user_id, generation, previous_identity_public_key, identity_public_key,
-                                                agreement_public_key, issued_at, previous_key_signature, new_key_signature)
-                VALUES (\(statement.userID), \(statement.generation), \(statement.previousIdentityPublicKey),
-                        \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
-                        \(rotation.previousKeySignature), \(rotation.newKeySignature))
-                """)
-            return try await connection.query(
-                """
-                UPDATE users SET identity_public_key = \(statement.identityPublicKey),
-                                 agreement_public_key = \(statement.agreementPublicKey),
-                                 identity_generation = \(statement.generation)
-                WHERE user_id = \(statement.userID)
-                RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
-                """
-            ).map(IdentityStore.decodeUser).first!
+    static func check(_ statement: IdentityRotationStatement, on connection: PostgresConnection) async throws {
+        guard let row = try await connection.query(
+            "SELECT identity_generation, identity_public_key FROM users WHERE user_id = \(statement.userID) FOR UPDATE"
+        ).first else { throw APIError.notFound("user") }
+        let (generation, identityKey) = try row.decode(Int.self, Data.self)
+        guard statement.generation == generation + 1, statement.previousIdentityPublicKey == identityKey else {
+            throw APIError.conflict(
+                "stale_rotation", "your identity is at generation \(generation); a rotation must start generation \(generation + 1) from the current key")
         }
+        let reused = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM retired_identity_keys WHERE public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
+                OR EXISTS (SELECT 1 FROM users
+                           WHERE identity_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey))
+                              OR agreement_public_key IN (\(statement.identityPublicKey), \(statement.agreementPublicKey)))
+            """
+        ).first!.decode(Bool.self, column: 0)
+        guard !reused else { throw APIError.conflict("key_reused", "a new identity key must never have been used before") }
+    }
+
+    /// Makes the statement's keys the user's current ones (signatures were checked when it was
+    /// received; `check` runs again here, as the user may have moved on meanwhile).
+    static func apply(_ rotation: IdentityRotation, on connection: PostgresConnection) async throws -> UserResponse {
+        let statement = rotation.statement
+        try await check(statement, on: connection)
+        try await connection.execute(
+            """
+            INSERT INTO retired_identity_keys (public_key, user_id)
+            SELECT identity_public_key, user_id FROM users WHERE user_id = \(statement.userID)
+            UNION ALL SELECT agreement_public_key, user_id FROM users WHERE user_id = \(statement.userID)
+            """)
+        try await connection.execute(
+            """
+            INSERT INTO identity_rotations (user_id, generation, previous_identity_public_key, identity_public_key,
+                                            agreement_public_key, issued_at, previous_key_signature, new_key_signature)
+            VALUES (\(statement.userID), \(statement.generation), \(statement.previousIdentityPublicKey),
+                    \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
+                    \(rotation.previousKeySignature), \(rotation.newKeySignature))
+            """)
+        return try await connection.query(
+            """
+            UPDATE users SET identity_public_key = \(statement.identityPublicKey),
+                             agreement_public_key = \(statement.agreementPublicKey),
+                             identity_generation = \(statement.generation)
+            WHERE user_id = \(statement.userID)
+            RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
+            """
+        ).map(IdentityStore.decodeUser).first!
     }
 
     /// Every rotation of a user, oldest first (empty for a user who never rotated).

@@ -6,6 +6,8 @@ import RescindServiceSupport
 /// Users, devices and the device-authentication state (challenges, hashed tokens).
 struct IdentityStore: Sendable {
     let pool: PostgresConnectionPool
+    /// How long a device another device enrols waits before it governs (`insertDevice`).
+    var securityDelay: Duration = GrantServiceConfiguration.Lifetimes().securityDelay
 
     func registerUser(_ request: RegisterUserRequest) async throws -> UserResponse {
         try await pool.transaction { connection in
@@ -40,8 +42,9 @@ struct IdentityStore: Sendable {
                 FOR SHARE
                 """)
             guard active.count == vouching.count else { throw APIError.unauthenticated }
+            for device in vouching { try await GovernanceStore.refuseIfFrozen(device, on: connection) }
             do {
-                try await Self.insertDevice(request, userID: userID, on: connection)
+                try await Self.insertDevice(request, userID: userID, governingAfter: securityDelay, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a device with this id or key already exists")
             }
@@ -49,13 +52,18 @@ struct IdentityStore: Sendable {
         }
     }
 
-    static func insertDevice(_ request: RegisterDeviceRequest, userID: UUID, on connection: PostgresConnection) async throws {
+    /// - Parameter governingAfter: how long until the device may approve or veto governed
+    ///   operations (`GovernanceStore`): zero for a user's first device and one the recovery key
+    ///   enrols, the security delay when another device enrols it.
+    static func insertDevice(
+        _ request: RegisterDeviceRequest, userID: UUID, governingAfter delay: Duration = .zero, on connection: PostgresConnection
+    ) async throws {
         try await connection.execute(
             """
-            INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key)
+            INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key, governs_from)
             VALUES (
                 \(request.deviceID), \(userID), \(request.name), \(request.kind?.rawValue),
-                \((request.role ?? .agent).rawValue), \(request.signingPublicKey))
+                \((request.role ?? .agent).rawValue), \(request.signingPublicKey), now() + make_interval(secs => \(delay.wholeSeconds)))
             """)
     }
 
@@ -178,6 +186,7 @@ struct IdentityStore: Sendable {
                 throw APIError.notFound("device")
             }
             guard owner == userID else { throw APIError.forbidden("only the device's user can retire it") }
+            if deviceID != callerDeviceID { try await GovernanceStore.refuseIfFrozen(callerDeviceID, on: connection) }
             try await Self.retire(deviceID, on: connection)
         }
     }
@@ -191,6 +200,7 @@ struct IdentityStore: Sendable {
         try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
         try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
+        try await GovernanceStore.withdraw(initiatedBy: deviceID, on: connection)
     }
 
     // MARK: Authentication

@@ -13,10 +13,14 @@ struct IdentityCommand: AsyncParsableCommand {
             Examples:
               RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"
               rescind identity show --profile ~/.rescind-adult-b
-              rescind identity rotate
+              rescind identity rotate --words-file recovery.txt
+              rescind identity pending
               RESCIND_NEW_PASSPHRASE=… rescind identity passphrase
             """,
-        subcommands: [Create.self, Show.self, Code.self, Trust.self, Rotate.self, Passphrase.self, Recover.self])
+        subcommands: [
+            Create.self, Show.self, Code.self, Trust.self, Rotate.self, Pending.self, Approve.self, Veto.self, Cancel.self,
+            Clear.self, Passphrase.self, Recover.self,
+        ])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -64,51 +68,51 @@ struct IdentityCommand: AsyncParsableCommand {
 
     struct Recover: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "With your recovery words: retire a device (a thief's) or restore one a thief retired, at once.",
+            abstract: "With your recovery words, at once: retire, restore, clear or vouch for a device; approve or cancel a pending operation.",
             discussion: """
                 Needs no device of yours and no profile: the recovery key, kept on paper, stands for
                 you. The words are read from --words-file, else asked for on the terminal; nothing
-                keeps them. Restore the devices a thief retired first, then retire the thief's.
+                keeps them. Restore the devices a thief retired first, then retire the thief's
+                (which also withdraws every operation it began); cancel what the thief began, or
+                approve your own rotation so it takes effect now.
 
                 Examples:
                   rescind identity recover --user 6f1c… --restore 8a2b…
                   rescind identity recover --user 6f1c… --retire 0d4e… --words-file /media/usb/recovery.txt
+                  rescind identity recover --user 6f1c… --cancel 3c9d…
                 """)
 
         @OptionGroup var profile: ProfileOptions
         @Option(help: "Your user id.") var user: UUID
         @Option(help: "A device of yours to retire at once (the stolen one).") var retire: UUID?
         @Option(help: "A retired device of yours to restore.") var restore: UUID?
+        @Option(help: "A device of yours a veto froze, to unfreeze.") var clear: UUID?
+        @Option(help: "A device of yours enrolled recently, to let it approve and veto at once.") var vouch: UUID?
+        @Option(help: "A pending operation of yours to approve (it takes effect now).") var approve: UUID?
+        @Option(help: "A pending operation of yours to cancel.") var cancel: UUID?
         @Option(help: "A file holding the recovery words (else they are asked for).") var wordsFile: String?
 
         func validate() throws {
-            guard (retire == nil) != (restore == nil) else { throw ValidationError("give exactly one of --retire and --restore") }
+            guard [retire, restore, clear, vouch, approve, cancel].compactMap({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --retire, --restore, --clear, --vouch, --approve and --cancel")
+            }
         }
 
         func run() async throws {
-            let key: RecoveryKey
-            do {
-                key = try RecoveryKey(words: try words())
-            } catch let error as RecoveryKeyError {
-                throw CLIError(error.description)
-            }
+            let key = try RecoveryWords.key(wordsFile: wordsFile)
             let client = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
-            let done = try await key.order(retire != nil ? .retire : .restore, for: user, deviceID: retire ?? restore, through: client)
-            print("\(done.kind == .retire ? "retired" : "restored") device \(done.deviceID.uuidString.lowercased())")
-        }
-
-        private func words() throws -> String {
-            if let wordsFile {
-                do {
-                    return try String(contentsOfFile: wordsFile, encoding: .utf8)
-                } catch {
-                    throw CLIError("cannot read \(wordsFile): \(error.localizedDescription)")
-                }
+            let order: (RecoveryAction.Kind, UUID?, UUID?) =
+                if let retire { (.retire, retire, nil) } else if let restore { (.restore, restore, nil) } else if let clear {
+                    (.clear, clear, nil)
+                } else if let vouch { (.vouch, vouch, nil) } else if let approve { (.approve, nil, approve) } else { (.cancel, nil, cancel) }
+            let done = try await key.order(order.0, for: user, deviceID: order.1, operationID: order.2, through: client)
+            if let device = done.deviceID {
+                let verb = [RecoveryAction.Kind.retire: "retired", .restore: "restored", .clear: "cleared", .vouch: "vouched for"][done.kind]
+                    ?? done.kind.rawValue
+                print("\(verb) device \(device.uuidString.lowercased())")
+            } else if let operation = done.operation {
+                print("operation \(operation.operationID.uuidString.lowercased()) \(operation.state.rawValue)")
             }
-            guard isatty(STDIN_FILENO) == 1, let typed = getpass("Recovery words: ") else {
-                throw CLIError("pass --words-file, or run on a terminal to type the recovery words")
-            }
-            return String(cString: typed)
         }
     }
 
@@ -192,33 +196,53 @@ struct IdentityCommand: AsyncParsableCommand {
                 Generates new X25519, Ed25519 identity and master keys, registers them with a statement
                 signed by your current identity key and the new one, and moves every key you hold to
                 them. From then on the grant service refuses any grant wrapped to your old key, so
-                whoever copied the old keys from the lost device is handed nothing new. Retire the
-                lost device first (`rescind device retire D`) so that it cannot answer for you, and
-                ask the owners of what you had access to to revoke and re-grant you
-                (`rescind revoke --everywhere --user U`, then `rescind grant F --to U`).
-                Safe to run again if it was interrupted: it finishes what it began. Your other
-                devices still hold the old keys: --bundle-out writes the new ones for them, wrapped
-                under a one-time passphrase (RESCIND_BUNDLE_PASSPHRASE); each takes them with
+                whoever copied the old keys from the lost device is handed nothing new.
+
+                A rotation changes who you are, so one device alone cannot make it at once (a thief
+                with your unlocked phone could): it waits for the deployment's security delay (24 h
+                by default), and your other devices see it and can veto it. It takes effect at once
+                when a second device of yours approves it (`rescind identity approve OP` there) or
+                with your recovery words (--words-file, or --recovery to type them). Run this command
+                again, or any command, after it took effect: it moves every key you hold.
+
+                Retire the lost device first (`rescind device retire D`) so that it cannot answer for
+                you, and ask the owners of what you had access to to revoke and re-grant you
+                (`rescind revoke --everywhere --user U`, then `rescind grant F --to U`). Safe to run
+                again if it was interrupted: it finishes what it began. Your other devices still hold
+                the old keys: --bundle-out writes the new ones for them, wrapped under a one-time
+                passphrase (RESCIND_BUNDLE_PASSPHRASE); each takes them with
                 `rescind-agent update-identity --bundle FILE`.
 
                 Examples:
                   rescind identity rotate
-                  RESCIND_BUNDLE_PASSPHRASE=… rescind identity rotate --bundle-out keys.update
+                  rescind identity rotate --words-file /media/usb/recovery.txt
+                  RESCIND_BUNDLE_PASSPHRASE=… rescind identity rotate --recovery --bundle-out keys.update
                 """)
 
         @OptionGroup var profile: ProfileOptions
         @Option(help: "Also write the new keys for your other devices here, under RESCIND_BUNDLE_PASSPHRASE.")
         var bundleOut: String?
+        @Option(help: "Approve at once with the recovery words in this file.") var wordsFile: String?
+        @Flag(help: "Approve at once with the recovery words, typed on the terminal.") var recovery = false
 
         func validate() throws {
             if bundleOut != nil, (ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "").isEmpty {
                 throw ValidationError("--bundle-out needs RESCIND_BUNDLE_PASSPHRASE (a one-time passphrase for the file)")
             }
+            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
         }
 
         func run() async throws {
             let configuration = try await profile.configuration()
-            let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration)
+            let recoveryKey = recovery || wordsFile != nil ? try RecoveryWords.key(wordsFile: wordsFile) : nil
+            let outcome = try await KeystoreRotation.rotateIdentity(configuration: configuration, recoveryKey: recoveryKey)
+            if let pending = outcome.pending {
+                print("identity rotation pending: operation \(pending.operationID.uuidString.lowercased())")
+                print("takes effect      \(Timestamp.format(pending.effectiveAt)) unless vetoed")
+                print("to make it now    rescind identity approve \(pending.operationID.uuidString.lowercased())   (on another device of yours)")
+                print("                  or: rescind identity rotate --recovery   (with your recovery words)")
+                return
+            }
             print("identity rotated: generation \(outcome.generation)")
             print("keys moved        \(outcome.rewrapped) (\(outcome.alreadyCurrent) already current)")
             if let bundleOut {

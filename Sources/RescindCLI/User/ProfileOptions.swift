@@ -91,6 +91,8 @@ struct ProfileOptions: ParsableArguments {
     func session() async throws -> UserSession {
         do {
             let session = try await DeviceIdentity.session(configuration: try await configuration())
+            // Whatever the command, a change to who the user is that another device began is shown first.
+            GovernanceBanner.warn(try await session.client.governedOperations(), thisDevice: session.deviceID)
             // A key history this profile refuses is reported to the audit service as this device.
             return session.reporting(
                 to: AuditServiceViolationReporter(

@@ -1,6 +1,7 @@
 import Foundation
 import RescindConfiguration
 import RescindCrypto
+import RescindProtocol
 
 /// Changes to the keys an enrolled data directory holds: the user's identity keys
 /// (rotation, after a device was stolen) and the passphrase that protects them.
@@ -17,11 +18,15 @@ public enum KeystoreRotation {
         /// FMK copies moved to the new keys by this run, and copies that already were.
         public let rewrapped: Int
         public let alreadyCurrent: Int
+        /// Set while the rotation waits (`GovernedOperation`): for the security delay to run out
+        /// or for a second device's approval. Nothing moved yet; the new keys wait beside the old.
+        public let pending: GovernedOperation?
 
-        package init(generation: Int, rewrapped: Int, alreadyCurrent: Int) {
+        package init(generation: Int, rewrapped: Int, alreadyCurrent: Int, pending: GovernedOperation? = nil) {
             self.generation = generation
             self.rewrapped = rewrapped
             self.alreadyCurrent = alreadyCurrent
+            self.pending = pending
         }
     }
 
@@ -30,39 +35,72 @@ public enum KeystoreRotation {
     /// Gives this device's user new X25519, Ed25519 identity and master keys, registered
     /// with a statement signed by the old and the new identity key, and moves every FMK copy
     /// the user holds to them. Finishes an interrupted rotation first.
+    ///
+    /// The rotation is a governed operation: begun from this device alone it waits for the
+    /// security delay (or a second device's approval) and the outcome says so (`pending`); run
+    /// again, or open the profile, after it took effect to finish it. With `recoveryKey` it is
+    /// approved and finished at once.
     /// - Throws: `AgentError` (`.serviceRefused` when the service refused the statement —
     ///   nothing changed then; `.unavailable` when it could not be reached — run it again).
-    public static func rotateIdentity(configuration: AgentConfiguration) async throws -> Outcome {
-        _ = try await finishPendingRotation(configuration: configuration)
+    public static func rotateIdentity(configuration: AgentConfiguration, recoveryKey: RecoveryKey? = nil) async throws -> Outcome {
+        if let outcome = try await finishPendingRotation(configuration: configuration) {
+            guard let pending = outcome.pending else { return outcome }
+            guard let recoveryKey else { return outcome }
+            return try await approve(pending, with: recoveryKey, configuration: configuration)
+        }
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         let session = try session(keystore, configuration)
         let me = try await GrantServiceCall.run { try await session.client.me() }
         let next = keystore.replacingUserKeys(UserKeys.generate(userID: keystore.userKeys.userID))
         try await next.write(to: pendingPath(configuration), unlock: configuration.unlock, cost: configuration.keyDerivation)
+        let operation: GovernedOperation
         do {
-            _ = try await session.registerRotation(to: next.userKeys, currentGeneration: me.user.identityGeneration)
+            operation = try await session.registerRotation(to: next.userKeys, currentGeneration: me.user.identityGeneration)
         } catch let error as GrantServiceError where (400...499).contains(error.status) {
             try? FileManager.default.removeItem(atPath: pendingPath(configuration))
             throw AgentError(.serviceRefused, "the grant service refused the rotation: \(error)")
         } catch {
             throw AgentError(.unavailable, "the rotation may not have reached the grant service (\(error)); run it again to finish")
         }
-        return try await complete(from: keystore, to: next, configuration: configuration)
+        if let recoveryKey { return try await approve(operation, with: recoveryKey, configuration: configuration) }
+        return Outcome(generation: me.user.identityGeneration, rewrapped: 0, alreadyCurrent: 0, pending: operation)
     }
 
-    /// Finishes or discards a rotation a crash interrupted; `nil` when none was pending or
-    /// the service never took it (the unused new keys are then deleted).
+    /// Approves a pending rotation with the recovery key and finishes it.
+    private static func approve(_ operation: GovernedOperation, with recoveryKey: RecoveryKey, configuration: AgentConfiguration) async throws -> Outcome {
+        let anonymous = GrantServiceClient(baseURL: configuration.grantServiceURL, tls: configuration.tls)
+        let result = try await GrantServiceCall.run {
+            try await recoveryKey.order(.approve, for: operation.userID, operationID: operation.operationID, through: anonymous)
+        }
+        guard result.operation?.state == .applied else {
+            throw AgentError(.serviceRefused, "the rotation did not take effect (\(result.operation?.state.rawValue ?? "unknown")); run it again")
+        }
+        guard let outcome = try await finishPendingRotation(configuration: configuration), outcome.pending == nil else {
+            throw AgentError(.serviceRefused, "the approved rotation is not the one this device began")
+        }
+        return outcome
+    }
+
+    /// Finishes or discards a rotation a crash interrupted, or reports the one still waiting
+    /// (`Outcome.pending`); `nil` when none was pending or the service never took it, or it was
+    /// vetoed, cancelled or withdrawn (the unused new keys are then deleted).
     @discardableResult
     public static func finishPendingRotation(configuration: AgentConfiguration) async throws -> Outcome? {
         let pending = pendingPath(configuration)
         guard FileManager.default.fileExists(atPath: pending) else { return nil }
         let current = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         let next = try await Keystore.open(path: pending, unlock: configuration.unlock)
-        let me = try await GrantServiceCall.run { try await session(current, configuration).client.me() }
+        let client = try session(current, configuration).client
+        let me = try await GrantServiceCall.run { try await client.me() }
         switch me.user.identityPublicKey {
         case Data(next.userKeys.identityKey.publicKey.rawRepresentation):
             return try await complete(from: current, to: next, configuration: configuration)
         case Data(current.userKeys.identityKey.publicKey.rawRepresentation):
+            let nextKey = Data(next.userKeys.identityKey.publicKey.rawRepresentation)
+            let operations = try await GrantServiceCall.run { try await client.governedOperations() }
+            if let waiting = operations.first(where: { $0.state == .pending && $0.rotation?.statement.identityPublicKey == nextKey }) {
+                return Outcome(generation: me.user.identityGeneration, rewrapped: 0, alreadyCurrent: 0, pending: waiting)
+            }
             try FileManager.default.removeItem(atPath: pending)
             return nil
         default:

@@ -31,6 +31,16 @@ public struct RecoveryKey: Sendable {
     /// The recovery key written as `words` (any case, separated by spaces, commas or line breaks;
     /// each word by its first four letters or more).
     /// - Throws: `RecoveryKeyError` naming the first unknown word, a wrong count or a bad checksum.
+    /// The recovery key whose words a file holds (a USB stick, a mounted secret), read and
+    /// forgotten.
+    /// - Throws: `RecoveryKeyError` for a file that cannot be read or words that do not check out.
+    public init(wordsFile path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw RecoveryKeyError("cannot read the recovery words from \(path)")
+        }
+        try self.init(words: text)
+    }
+
     public init(words text: String) throws {
         let typed = text.lowercased().split(whereSeparator: { $0.isWhitespace || $0 == "," || $0 == "-" }).map(String.init)
         let count = Ed25519.seedByteCount + Self.checksumByteCount

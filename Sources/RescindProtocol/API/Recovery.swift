@@ -17,10 +17,12 @@ public struct RecoveryChallengeRequest: Codable, Sendable, Equatable {
 
 /// What a user's recovery key orders, at once, over a fresh challenge
 /// (`POST /v1/recovery/actions`): enrol a device (even when every device of the user is
-/// retired), retire one (the thief's), or restore one a thief retired.
+/// retired), retire one (the thief's), restore one a thief retired, clear a frozen one, vouch
+/// for one (it governs at once, as a device the recovery key enrolled), and approve (make
+/// effective now) or cancel a pending governed operation.
 public struct RecoveryAction: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
-        case enrol, retire, restore
+        case enrol, retire, restore, clear, vouch, approve, cancel
     }
 
     public var userID: UUID
@@ -28,15 +30,21 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
     public var kind: Kind
     /// The device to enrol (`enrol` only).
     public var device: RegisterDeviceRequest?
-    /// The device to retire or restore.
+    /// The device to retire, restore, clear or vouch for.
     public var deviceID: UUID?
+    /// The governed operation to approve or cancel.
+    public var operationID: UUID?
 
-    public init(userID: UUID, challengeID: UUID, kind: Kind, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil) {
+    public init(
+        userID: UUID, challengeID: UUID, kind: Kind, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil,
+        operationID: UUID? = nil
+    ) {
         self.userID = userID
         self.challengeID = challengeID
         self.kind = kind
         self.device = device
         self.deviceID = deviceID
+        self.operationID = operationID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -45,6 +53,7 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
         case kind
         case device
         case deviceID = "device_id"
+        case operationID = "operation_id"
     }
 
     /// What the recovery key signs: `rescind-recovery-action-v1\n` and the canonical JSON of the
@@ -77,15 +86,20 @@ public struct SignedRecoveryAction: Codable, Sendable, Equatable {
 /// What a recovery action did.
 public struct RecoveryActionResult: Codable, Sendable, Equatable {
     public var kind: RecoveryAction.Kind
-    public var deviceID: UUID
+    /// The device enrolled, retired, restored or cleared.
+    public var deviceID: UUID?
+    /// The governed operation approved or cancelled, as it now stands.
+    public var operation: GovernedOperation?
 
-    public init(kind: RecoveryAction.Kind, deviceID: UUID) {
+    public init(kind: RecoveryAction.Kind, deviceID: UUID? = nil, operation: GovernedOperation? = nil) {
         self.kind = kind
         self.deviceID = deviceID
+        self.operation = operation
     }
 
     enum CodingKeys: String, CodingKey {
         case kind
         case deviceID = "device_id"
+        case operation
     }
 }

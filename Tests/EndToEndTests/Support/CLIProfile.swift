@@ -12,6 +12,9 @@ struct CLIProfile: Sendable {
     let auditService: URL?
     let userID: String
     let deviceID: String
+    /// The file holding the recovery words `identity create` printed (nil for a profile copied
+    /// or enrolled from another: the paper stays with its owner).
+    var recoveryWords: URL? = nil
 
     var environment: [String: String] { ["RESCIND_KEY_FILE": keyFile.path] }
 

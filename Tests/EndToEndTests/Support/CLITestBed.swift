@@ -34,15 +34,19 @@ struct CLITestBed: Sendable {
             grantService: grant.baseURL, auditService: audit?.baseURL, userID: "", deviceID: "")
     }
 
-    /// `rescind identity create --name <name>`; the profile knows its user id.
+    /// `rescind identity create --name <name>`; the profile knows its user id, and the recovery
+    /// words it printed are kept in a file beside the profiles (the person's paper).
     func person(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIProfile {
         let blank = try profile(name)
         let created = try await blank.ok(["identity", "create", "--name", name], sourceLocation: sourceLocation)
         let userID = try #require(Self.value(after: "user", in: created), "\(created)", sourceLocation: sourceLocation)
         let deviceID = try #require(Self.value(after: "device", in: created), "\(created)", sourceLocation: sourceLocation)
+        let paper = root.appendingPathComponent("paper/\(blank.directory.lastPathComponent).txt")
+        try FileManager.default.createDirectory(at: paper.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try CLITests.Identity.recoveryWords(in: created).joined(separator: " ").write(to: paper, atomically: true, encoding: .utf8)
         return CLIProfile(
             name: name, directory: blank.directory, keyFile: blank.keyFile, grantService: blank.grantService,
-            auditService: blank.auditService, userID: userID, deviceID: deviceID)
+            auditService: blank.auditService, userID: userID, deviceID: deviceID, recoveryWords: paper)
     }
 
     /// The first word after `label` at the start of a line ("user   6f1c…").

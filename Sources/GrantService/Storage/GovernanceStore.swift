@@ -1,0 +1,293 @@
+import Foundation
+import RescindPostgres
+import RescindProtocol
+import RescindServiceSupport
+
+/// Operations that change who a user is, begun from one device: they wait for the security
+/// delay, and the user's other devices and recovery key decide them meanwhile
+/// (`GovernedOperation`).
+///
+/// Who may decide: a device of the user that is active, not frozen, not the one that began the
+/// operation, and governing since before the operation was received (`devices.governs_from`:
+/// at once for a user's first device and for a device the recovery key enrolled, a security
+/// delay after any other enrolment — a device the thief enrols cannot approve the thief's
+/// operation). The recovery key decides anything, through `RecoveryStore`.
+struct GovernanceStore: Sendable {
+    let pool: PostgresConnectionPool
+    let delay: Duration
+
+    static let frozen = APIError(
+        .forbidden, "device_frozen",
+        "this device is frozen: another device of your user vetoed an operation it began; the recovery key or another device can clear it")
+
+    // MARK: Beginning
+
+    /// Receives an identity rotation (its signatures checked by the caller) as a pending
+    /// operation, effective after the delay.
+    /// - Throws: 401 `device_retired`, 403 `device_frozen`, 409 `stale_rotation` / `key_reused`
+    ///   (as the rotation itself would), 409 `operation_pending` when one is already pending.
+    func beginRotation(_ rotation: IdentityRotation, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+            try await IdentityRotationStore.check(rotation.statement, on: connection)
+            let operationID = UUID()
+            do {
+                try await connection.execute(
+                    """
+                    INSERT INTO governed_operations (operation_id, user_id, kind, body, initiated_by, effective_at)
+                    VALUES (\(operationID), \(caller.userID), \(GovernedOperation.Kind.rotateIdentity.rawValue),
+                            \(PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(rotation)))), \(caller.deviceID),
+                            now() + make_interval(secs => \(delay.wholeSeconds)))
+                    """)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                throw APIError.conflict(
+                    "operation_pending",
+                    "an identity rotation of this user is already pending: approve, veto or cancel it first (rescind identity pending)")
+            }
+            return try await Self.operation(operationID, of: caller.userID, on: connection)!
+        }
+    }
+
+    // MARK: Deciding, by a device
+
+    /// A second device's approval: the operation takes effect now.
+    /// - Throws: 403 `not_a_second_device` (the caller began it, or governs only since after it began).
+    func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
+            return try await Self.apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
+        }
+    }
+
+    /// A veto: the operation never takes effect, and the device that began it is frozen.
+    func veto(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
+            try await connection.execute(
+                "UPDATE devices SET frozen_at = coalesce(frozen_at, now()) WHERE device_id = \(operation.initiatedBy)")
+            return try await Self.decide(operation, as: .vetoed, by: .device, device: caller.deviceID, on: connection)
+        }
+    }
+
+    /// The initiator withdrawing its own operation (a frozen device may: it only gives up).
+    func cancel(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            try await Self.lockActiveDevice(caller.deviceID, of: caller.userID, on: connection)
+            let operation = try await Self.lockPending(operationID, of: caller.userID, on: connection)
+            guard operation.initiatedBy == caller.deviceID else {
+                throw APIError.forbidden("only the device that began an operation cancels it; another device vetoes it")
+            }
+            return try await Self.decide(operation, as: .cancelled, by: .device, device: caller.deviceID, on: connection)
+        }
+    }
+
+    /// Unfreezes another device of the caller's user.
+    func clear(_ deviceID: UUID, by caller: AuthenticatedDevice) async throws {
+        guard deviceID != caller.deviceID else { throw APIError.forbidden("a frozen device cannot clear itself") }
+        try await pool.transaction { connection in
+            try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+            try await Self.clear(deviceID, of: caller.userID, on: connection)
+        }
+    }
+
+    // MARK: Deciding, by the recovery key (the caller checked its signature)
+
+    func approveByRecoveryKey(_ operationID: UUID, userID: UUID) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            let operation = try await Self.lockPending(operationID, of: userID, on: connection)
+            return try await Self.apply(operation, decidedBy: .recoveryKey, device: nil, on: connection)
+        }
+    }
+
+    func cancelByRecoveryKey(_ operationID: UUID, userID: UUID) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            let operation = try await Self.lockPending(operationID, of: userID, on: connection)
+            return try await Self.decide(operation, as: .cancelled, by: .recoveryKey, device: nil, on: connection)
+        }
+    }
+
+    /// The recovery key vouches for an active device: it governs from its enrolment, as if the
+    /// recovery key had enrolled it (an owner who set up a second device today need not wait a
+    /// day before it can veto, even an operation begun since).
+    func vouchByRecoveryKey(_ deviceID: UUID, userID: UUID) async throws {
+        try await pool.withConnection { connection in
+            guard try await connection.query(
+                """
+                UPDATE devices SET governs_from = least(governs_from, registered_at)
+                WHERE device_id = \(deviceID) AND user_id = \(userID) AND retired_at IS NULL RETURNING 1
+                """
+            ).first != nil else { throw APIError.notFound("active device of this user") }
+        }
+    }
+
+    func clearByRecoveryKey(_ deviceID: UUID, userID: UUID) async throws {
+        try await pool.transaction { connection in try await Self.clear(deviceID, of: userID, on: connection) }
+    }
+
+    // MARK: Reading, and the delay running out
+
+    /// The user's operations, newest first (the pending ones due by now applied first).
+    func operations(of userID: UUID, limit: Int = 50) async throws -> [GovernedOperation] {
+        try await applyDue(userID: userID)
+        return try await pool.withConnection { connection in
+            try await connection.query(
+                "SELECT \(unescaped: Self.columns) FROM governed_operations WHERE user_id = \(userID) ORDER BY received_at DESC LIMIT \(limit)"
+            ).map(Self.decode)
+        }
+    }
+
+    /// Applies the pending operations whose delay ran out (the janitor's pass, and before a
+    /// user's operations are listed).
+    /// - Returns: how many were decided.
+    @discardableResult
+    func applyDue(userID: UUID? = nil) async throws -> Int {
+        var decided = 0
+        while true {
+            let done = try await pool.transaction { connection -> Bool in
+                guard let operation = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.columns) FROM governed_operations
+                    WHERE state = 'pending' AND effective_at <= now() AND (\(userID)::uuid IS NULL OR user_id = \(userID))
+                    ORDER BY effective_at LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """
+                ).first.map(Self.decode) else { return true }
+                _ = try await Self.apply(operation, decidedBy: .delay, device: nil, on: connection)
+                return false
+            }
+            if done { return decided }
+            decided += 1
+        }
+    }
+
+    /// Withdraws the pending operations a device began, in its retirement's transaction: a
+    /// stolen device, once retired, leaves nothing behind that takes effect later.
+    static func withdraw(initiatedBy deviceID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.execute(
+            """
+            UPDATE governed_operations SET state = 'withdrawn', decided_by = 'retirement', decided_at = now()
+            WHERE initiated_by = \(deviceID) AND state = 'pending'
+            """)
+    }
+
+    /// Refuses a frozen device's governance requests (begin, approve, veto, clear, enrol, retire).
+    static func refuseIfFrozen(_ deviceID: UUID, on connection: PostgresConnection) async throws {
+        if try await connection.query("SELECT 1 FROM devices WHERE device_id = \(deviceID) AND frozen_at IS NOT NULL").first != nil {
+            throw frozen
+        }
+    }
+
+    // MARK: Helpers
+
+    private static let columns = """
+        operation_id, user_id, kind, state, initiated_by, received_at, effective_at, decided_by, decided_by_device, decided_at, body
+        """
+
+    private static func decode(_ row: PostgresRow) throws -> GovernedOperation {
+        let (id, user, kind, state, initiatedBy, receivedAt, effectiveAt, decidedBy, decidedByDevice, decidedAt, body) = try row.decode(
+            UUID.self, UUID.self, String.self, String.self, UUID.self, Date.self, Date.self, String?.self, UUID?.self, Date?.self,
+            PostgresJSON.self)
+        guard let kind = GovernedOperation.Kind(rawValue: kind), let state = GovernedOperation.State(rawValue: state) else {
+            throw PostgresError.invalidValue(GovernedOperation.self, type: .text, reason: "unknown kind or state")
+        }
+        return GovernedOperation(
+            operationID: id, userID: user, kind: kind, state: state, initiatedBy: initiatedBy, receivedAt: receivedAt,
+            effectiveAt: effectiveAt, decidedBy: decidedBy.flatMap(GovernedOperation.Decider.init(rawValue:)),
+            decidedByDevice: decidedByDevice, decidedAt: decidedAt,
+            rotation: kind == .rotateIdentity ? try body.decode(IdentityRotation.self, decoder: CanonicalJSON.decoder()) : nil)
+    }
+
+    private static func operation(_ operationID: UUID, of userID: UUID, on connection: PostgresConnection) async throws -> GovernedOperation? {
+        try await connection.query(
+            "SELECT \(unescaped: columns) FROM governed_operations WHERE operation_id = \(operationID) AND user_id = \(userID)"
+        ).first.map(decode)
+    }
+
+    /// The pending operation, locked; 404 for another user's, 409 `operation_decided` for one
+    /// no longer pending.
+    private static func lockPending(_ operationID: UUID, of userID: UUID, on connection: PostgresConnection) async throws -> GovernedOperation {
+        guard let operation = try await connection.query(
+            """
+            SELECT \(unescaped: columns) FROM governed_operations
+            WHERE operation_id = \(operationID) AND user_id = \(userID) FOR UPDATE
+            """
+        ).first.map(decode) else { throw APIError.notFound("operation of this user") }
+        guard operation.state == .pending else {
+            throw APIError.conflict("operation_decided", "the operation is \(operation.state.rawValue), no longer pending")
+        }
+        return operation
+    }
+
+    /// The caller's device and the operation, locked, with the caller entitled to decide it.
+    private static func lockForDecision(
+        _ operationID: UUID, by caller: AuthenticatedDevice, on connection: PostgresConnection
+    ) async throws -> GovernedOperation {
+        let governsFrom = try await lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+        let operation = try await lockPending(operationID, of: caller.userID, on: connection)
+        guard operation.initiatedBy != caller.deviceID else {
+            throw APIError(.forbidden, "not_a_second_device", "the device that began an operation cannot approve or veto it")
+        }
+        guard governsFrom <= operation.receivedAt else {
+            throw APIError(
+                .forbidden, "not_a_second_device",
+                "this device was enrolled too recently to approve or veto: it governs from \(Timestamp.format(governsFrom))")
+        }
+        return operation
+    }
+
+    /// Share-locks the caller's device row (a retirement waits for this transaction) and checks
+    /// it is active.
+    private static func lockActiveDevice(_ deviceID: UUID, of userID: UUID, on connection: PostgresConnection) async throws {
+        guard try await connection.query(
+            "SELECT 1 FROM devices WHERE device_id = \(deviceID) AND user_id = \(userID) AND retired_at IS NULL FOR SHARE"
+        ).first != nil else { throw APIError.deviceRetired }
+    }
+
+    /// As `lockActiveDevice`, and not frozen. - Returns: from when it governs.
+    @discardableResult
+    private static func lockGoverningDevice(_ deviceID: UUID, of userID: UUID, on connection: PostgresConnection) async throws -> Date {
+        guard let row = try await connection.query(
+            """
+            SELECT frozen_at IS NOT NULL, governs_from FROM devices
+            WHERE device_id = \(deviceID) AND user_id = \(userID) AND retired_at IS NULL FOR SHARE
+            """
+        ).first else { throw APIError.deviceRetired }
+        let (isFrozen, governsFrom) = try row.decode(Bool.self, Date.self)
+        guard !isFrozen else { throw frozen }
+        return governsFrom
+    }
+
+    private static func clear(_ deviceID: UUID, of userID: UUID, on connection: PostgresConnection) async throws {
+        guard try await connection.query(
+            "UPDATE devices SET frozen_at = NULL WHERE device_id = \(deviceID) AND user_id = \(userID) RETURNING 1"
+        ).first != nil else { throw APIError.notFound("device of this user") }
+    }
+
+    private static func decide(
+        _ operation: GovernedOperation, as state: GovernedOperation.State, by decider: GovernedOperation.Decider, device: UUID?,
+        on connection: PostgresConnection
+    ) async throws -> GovernedOperation {
+        try await connection.execute(
+            """
+            UPDATE governed_operations
+            SET state = \(state.rawValue), decided_by = \(decider.rawValue), decided_by_device = \(device), decided_at = now()
+            WHERE operation_id = \(operation.operationID)
+            """)
+        return try await Self.operation(operation.operationID, of: operation.userID, on: connection)!
+    }
+
+    /// Makes the operation take effect; one the user's state moved past (another rotation came
+    /// first) is `superseded` instead.
+    private static func apply(
+        _ operation: GovernedOperation, decidedBy decider: GovernedOperation.Decider, device: UUID?, on connection: PostgresConnection
+    ) async throws -> GovernedOperation {
+        switch operation.kind {
+        case .rotateIdentity:
+            do {
+                _ = try await IdentityRotationStore.apply(operation.rotation!, on: connection)
+            } catch let error as APIError where error.code == "stale_rotation" || error.code == "key_reused" {
+                return try await decide(operation, as: .superseded, by: decider, device: device, on: connection)
+            }
+        }
+        return try await decide(operation, as: .applied, by: decider, device: device, on: connection)
+    }
+}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import RescindClient
+import RescindProtocol
+
+/// The operations that change who you are (`GovernedOperation`), as your devices see them:
+/// list, approve, veto or cancel them, and unfreeze a device a veto froze.
+extension IdentityCommand {
+    struct Pending: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the operations that change who you are and wait for the security delay.",
+            discussion: """
+                An identity rotation begun on one of your devices waits (24 h by default) before it
+                takes effect. If you did not begin it, someone holds one of your devices: veto it
+                (`rescind identity veto OP`), then retire that device. --all lists decided ones too.
+
+                Example:
+                  rescind identity pending
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Flag(help: "Also list operations already decided.") var all = false
+
+        func run() async throws {
+            let session = try await profile.session()
+            let operations = try await session.client.governedOperations().filter { all || $0.state == .pending }
+            guard !operations.isEmpty else {
+                print(all ? "no governed operations" : "nothing pending")
+                return
+            }
+            for operation in operations {
+                print(GovernanceBanner.line(operation, thisDevice: session.deviceID))
+            }
+        }
+    }
+
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Approve, from this device, an operation another device of yours began: it takes effect now.",
+            discussion: """
+                Only a device that was yours before the operation began may approve it (a device
+                enrolled by another device governs a security delay after its enrolment).
+
+                Example:
+                  rescind identity approve 3c9d…
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id (rescind identity pending).") var operation: UUID
+
+        func run() async throws {
+            let decided = try await profile.session().client.approveOperation(operation)
+            print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+        }
+    }
+
+    struct Veto: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Veto an operation another device of yours began; that device is frozen.",
+            discussion: """
+                The operation never takes effect, and the device that began it can make no further
+                change to who you are until this device, another of yours or your recovery words
+                clear it (`rescind identity clear D`). If the device was stolen, retire it next:
+                `rescind device retire D`.
+
+                Example:
+                  rescind identity veto 3c9d…
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id (rescind identity pending).") var operation: UUID
+
+        func run() async throws {
+            let decided = try await profile.session().client.vetoOperation(operation)
+            print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+            print("device \(decided.initiatedBy.uuidString.lowercased()) is frozen; if it was stolen: rescind device retire \(decided.initiatedBy.uuidString.lowercased())")
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Withdraw an operation this device began.",
+            discussion: "Example:\n  rescind identity cancel 3c9d…")
+
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id (rescind identity pending).") var operation: UUID
+
+        func run() async throws {
+            let decided = try await profile.session().client.cancelOperation(operation)
+            print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unfreeze another device of yours that a veto froze.",
+            discussion: "Example:\n  rescind identity clear 8a2b…")
+
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The device id (rescind device list).") var device: UUID
+
+        func run() async throws {
+            try await profile.session().client.clearDevice(device)
+            print("cleared device \(device.uuidString.lowercased())")
+        }
+    }
+}
+
+/// The line a CLI prints for a governed operation; a pending one another device began is a warning.
+enum GovernanceBanner {
+    static func line(_ operation: GovernedOperation, thisDevice: UUID) -> String {
+        let id = operation.operationID.uuidString.lowercased()
+        let device = operation.initiatedBy == thisDevice ? "this device" : "device \(operation.initiatedBy.uuidString.lowercased())"
+        let what = operation.kind == .rotateIdentity ? "identity rotation" : operation.kind.rawValue
+        switch operation.state {
+        case .pending:
+            return "\(id)  \(what) begun by \(device) at \(Timestamp.format(operation.receivedAt)), "
+                + "takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed"
+        default:
+            return "\(id)  \(what) begun by \(device): \(operation.state.rawValue)"
+                + (operation.decidedBy.map { " (\($0.rawValue))" } ?? "")
+        }
+    }
+
+    /// Printed to standard error before a command's own output, for each pending operation
+    /// another device began: the user may not know a thief began it.
+    static func warn(_ operations: [GovernedOperation], thisDevice: UUID) {
+        for operation in operations where operation.state == .pending && operation.initiatedBy != thisDevice {
+            FileHandle.standardError.write(Data((
+                "! \(line(operation, thisDevice: thisDevice))\n"
+                + "! not you? rescind identity veto \(operation.operationID.uuidString.lowercased()), "
+                + "then rescind device retire \(operation.initiatedBy.uuidString.lowercased())\n").utf8))
+        }
+    }
+}
+
+/// The recovery key, from its words in a file or typed on the terminal (never kept).
+enum RecoveryWords {
+    static func key(wordsFile: String?) throws -> RecoveryKey {
+        do {
+            if let wordsFile { return try RecoveryKey(wordsFile: wordsFile) }
+            guard isatty(STDIN_FILENO) == 1, let typed = getpass("Recovery words: ") else {
+                throw CLIError("pass --words-file, or run on a terminal to type the recovery words")
+            }
+            return try RecoveryKey(words: String(cString: typed))
+        } catch let error as RecoveryKeyError {
+            throw CLIError(error.description)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import RescindTestSupport
+import Testing
+
+extension CLITests {
+    /// The attack that used to take a family member for good, replayed with the real `rescind`
+    /// binary: a thief with a copy of the owner's unlocked phone profile rotates the owner's
+    /// identity and revokes a grantee, before the owner notices. The rotation only waits; the
+    /// owner's laptop is told at its next command, vetoes it, retires the phone, rotates with the
+    /// recovery words and still owns Emma.
+    @Suite("rescind identity pending / veto") struct Governance {
+        @Test(.timeLimit(.minutes(4)))
+        func theThiefActsFirstAndTheOwnerStillOwnsEmma() async throws {
+            try #require(FileManager.default.isExecutableFile(atPath: RescindProcess.agentBinary.path))
+            try await CLITestBed.with { bed in
+                let phone = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let laptop = try await Devices.secondDevice(of: phone, name: "Adult A's laptop", bed: bed)
+                try await bed.grant.ageEnrolments(of: try #require(UUID(uuidString: phone.userID)))  // the laptop is months old
+                let emma = try await phone.ok(["family-member", "create"]).trimmed
+                for text in ["blood type O+", "allergy: penicillin", "MMR vaccination, dose 1"] {
+                    try await phone.ok(["record", "add", emma, "--text", text])
+                }
+                try await phone.ok(["grant", emma, "--to", adultB.userID])
+                let thief = try Devices.copy(of: phone, to: "stolen-phone", bed: bed)
+
+                // The thief acts first: a rotation (only pending), then a revocation of B.
+                let begun = try await thief.ok(["identity", "rotate"])
+                #expect(begun.contains("identity rotation pending"), "\(begun)")
+                let operation = try #require(begun.firstMatch(of: /operation ([0-9a-f-]{36})/).map { String($0.1) }, "\(begun)")
+                try await thief.ok(["revoke", emma, "--user", adultB.userID, "--yes"])
+
+                // The laptop's next command, whatever it is, shows the pending rotation first.
+                let shown = try await laptop.run(["identity", "show"])
+                #expect(shown.status == 0 && shown.stdout.contains("generation        1"), "\(shown)")
+                #expect(shown.stderr.contains("! \(operation)  identity rotation begun by device \(phone.deviceID)"), "\(shown)")
+                #expect(shown.stderr.contains("rescind identity veto \(operation)"), "\(shown)")
+                #expect(try await laptop.ok(["identity", "pending"]).contains(operation))
+                let vetoed = try await laptop.ok(["identity", "veto", operation])
+                #expect(vetoed.contains("operation \(operation) vetoed") && vetoed.contains("device \(phone.deviceID) is frozen"), "\(vetoed)")
+
+                // The frozen phone can change nothing about who A is; it cannot approve or veto either.
+                try await thief.run(["identity", "rotate"]).expectOneLineError("device_frozen")
+                try await thief.run(["device", "retire", laptop.deviceID]).expectOneLineError("device_frozen")
+                try await thief.run(["identity", "approve", operation]).expectOneLineError("device_frozen")
+
+                // A retires the phone and rotates with the recovery words; Emma is still A's, every record reads.
+                try await laptop.ok(["device", "retire", phone.deviceID])
+                let words = try #require(phone.recoveryWords).path
+                #expect(try await laptop.ok(["identity", "rotate", "--words-file", words]).contains("identity rotated: generation 2"))
+                let rotated = try await laptop.ok(["rotate", emma])
+                #expect(rotated.contains("rotated \(emma): FMK v3"), "\(rotated)")
+                let records = try await laptop.ok(["record", "show", emma, "--all"])
+                for text in ["blood type O+", "allergy: penicillin", "MMR vaccination, dose 1"] { #expect(records.contains(text), "\(records)") }
+                let refused = try await thief.run(["record", "show", emma, "--all"])
+                #expect(refused.status != 0, "\(refused)")
+                #expect(try await laptop.ok(["identity", "pending", "--all"]).contains("\(operation)  identity rotation begun by device \(phone.deviceID): vetoed (device)"))
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import RescindCrypto
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+@testable import GrantService
+@testable import RescindClient
+
+/// A thief holds a copy of the owner's unlocked phone — keystore, what opens it, a live token —
+/// and acts first. An identity rotation from one device no longer takes effect at once: it
+/// waits for the security delay, the owner's other devices see it, and one of them (or the
+/// recovery key) stops it. The owner keeps Emma.
+@Suite(.serialized) struct GovernedRotationTests {
+    struct Owner {
+        let phone: UserSession  // the device the thief copied
+        let iPad: UserSession
+        let grantee: UserSession
+        let emma: UUID
+        let records: [UUID: [UInt8]]
+        var userID: UUID { phone.keys.userID }
+    }
+
+    /// Adult A with a phone and an iPad they have had for months, Emma's records, shared with B.
+    static func owner(on service: GrantServiceHarness) async throws -> Owner {
+        let phone = try await service.user("Adult A")
+        let iPad = try await phone.addDevice(name: "Adult A's iPad", kind: .tablet, role: .interactive)
+        try await service.ageEnrolments(of: phone.keys.userID)
+        let grantee = try await service.user("Adult B")
+        let (emma, fmk) = try await phone.createFamilyMember()
+        for text in ["blood type O+", "allergy: penicillin"] {
+            _ = try await phone.putRecord(emma, plaintext: Array(text.utf8), fmk: fmk, version: 1)
+        }
+        try await phone.grant(emma, to: grantee.keys.userID)
+        return Owner(phone: phone, iPad: iPad, grantee: grantee, emma: emma, records: try await phone.readRecords(emma))
+    }
+
+    /// The owner, after stopping the thief: rotates the identity with the recovery key from
+    /// `device`, moves their copies, and rotates Emma's FMK. Every record reads; nothing the
+    /// stolen phone held opens what was written afterwards.
+    static func recover(_ owner: Owner, on device: UserSession, stolenFMK: SecretKey, service: GrantServiceHarness) async throws {
+        let me = try await device.client.me()
+        let newKeys = UserKeys.generate(userID: owner.userID)
+        let applied = try await device.rotateIdentityAtOnce(to: newKeys, currentGeneration: me.user.identityGeneration)
+        #expect(applied.state == .applied && applied.decidedBy == .recoveryKey)
+        let rotated = device.withKeys(newKeys)
+        try await rotated.rewrapHeldKeys(from: device.keys)
+        let committed = try await rotated.rotate(owner.emma, reason: "owner's phone stolen")
+        #expect(committed.newFMKVersion == 2)
+        #expect(try await rotated.readRecords(owner.emma) == owner.records)
+        #expect(try await owner.grantee.readRecords(owner.emma) == owner.records)
+        for record in try await rotated.allRecords(owner.emma) {
+            #expect(throws: (any Error).self) { try RecordCipher.open(record, fmk: stolenFMK) }
+        }
+        #expect(try await owner.grantee.client.user(owner.userID).identityPublicKey == Data(newKeys.identityKey.publicKey.rawRepresentation))
+        await expectFailure(401) { try await owner.phone.client.me() }
+    }
+
+    @Test func theThiefsRotationWaitsAndTheOwnersIPadVetoesIt() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let thief = owner.phone
+            let stolenFMK = try await thief.currentFMK(owner.emma).fmk
+
+            // The thief moves first: a rotation to keys of its own. It is only pending.
+            let thiefKeys = UserKeys.generate(userID: owner.userID)
+            let begun = try await thief.registerRotation(to: thiefKeys, currentGeneration: 1)
+            #expect(begun.state == .pending && begun.initiatedBy == thief.deviceID)
+            #expect(begun.effectiveAt.timeIntervalSince(begun.receivedAt) >= 23 * 3600)
+            let seenByB = try await owner.grantee.client.user(owner.userID)
+            #expect(seenByB.identityGeneration == 1 && seenByB.identityPublicKey == Data(owner.phone.keys.identityKey.publicKey.rawRepresentation))
+
+            // It cannot approve its own operation, nor through a device it enrols now.
+            await expectFailure(403, "not_a_second_device") { try await thief.client.approveOperation(begun.operationID) }
+            let accomplice = try await thief.addDevice(name: "thief's laptop")
+            await expectFailure(403, "not_a_second_device") { try await accomplice.client.approveOperation(begun.operationID) }
+            await expectFailure(403, "not_a_second_device") { try await accomplice.client.vetoOperation(begun.operationID) }
+
+            // The owner's iPad sees it at once, and vetoes it: the phone is frozen.
+            let seen = try await owner.iPad.client.governedOperations()
+            #expect(seen.map(\.operationID) == [begun.operationID] && seen[0].state == .pending)
+            let vetoed = try await owner.iPad.client.vetoOperation(begun.operationID)
+            #expect(vetoed.state == .vetoed && vetoed.decidedBy == .device && vetoed.decidedByDevice == owner.iPad.deviceID)
+
+            // The frozen phone can change nothing about who the owner is.
+            await expectFailure(403, "device_frozen") {
+                try await thief.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            }
+            await expectFailure(403, "device_frozen") { try await thief.client.retireDevice(owner.iPad.deviceID) }
+            await expectFailure(403, "device_frozen") { try await thief.addDevice(name: "another") }
+            await expectFailure(403) { try await thief.client.clearDevice(thief.deviceID) }
+            await expectFailure(409, "operation_decided") { try await accomplice.client.cancelOperation(begun.operationID) }
+            // However long the thief waits, the vetoed rotation never takes effect.
+            let later = try await service.elapseSecurityDelay(of: owner.userID, listingWith: owner.iPad)
+            #expect(later.first?.state == .vetoed)
+            #expect(try await owner.grantee.client.user(owner.userID).identityGeneration == 1)
+
+            // The owner shuts the phone and the accomplice's device out, and recovers.
+            try await owner.iPad.client.retireDevice(thief.deviceID)
+            try await owner.iPad.client.retireDevice(accomplice.deviceID)
+            try await Self.recover(owner, on: owner.iPad, stolenFMK: stolenFMK, service: service)
+        }
+    }
+
+    @Test func theThiefRetiresTheIPadFirstAndTheRecoveryKeyAloneTakesEverythingBack() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let thief = owner.phone
+            let stolenFMK = try await thief.currentFMK(owner.emma).fmk
+
+            // Retiring another device stays immediate; then a rotation nobody is left to veto.
+            try await thief.client.retireDevice(owner.iPad.deviceID)
+            await expectFailure(401, "device_retired") { try await owner.iPad.client.me() }
+            let begun = try await thief.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+
+            // The owner, on a new laptop, with the recovery words alone: enrol it (it governs at
+            // once), restore the iPad, retire the phone — which withdraws what it began.
+            let recovery = try TestRecovery.key(for: owner.userID)
+            let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
+            let laptopKey = Ed25519.PrivateKey(), laptopID = UUID()
+            try await recovery.order(
+                .enrol, for: owner.userID,
+                device: RegisterDeviceRequest(
+                    deviceID: laptopID, name: "Adult A's new laptop", kind: .laptop, role: .interactive,
+                    signingPublicKey: Data(laptopKey.publicKey.rawRepresentation)),
+                through: anonymous)
+            try await recovery.order(.restore, for: owner.userID, deviceID: owner.iPad.deviceID, through: anonymous)
+            try await recovery.order(.retire, for: owner.userID, deviceID: thief.deviceID, through: anonymous)
+            let laptop = UserSession(
+                keys: owner.iPad.keys, deviceID: laptopID, deviceKey: laptopKey, baseURL: service.baseURL, tls: service.clientTLS)
+            let withdrawn = try #require(try await laptop.client.governedOperations().first)
+            #expect(withdrawn.operationID == begun.operationID && withdrawn.state == .withdrawn && withdrawn.decidedBy == .retirement)
+            #expect(try await service.elapseSecurityDelay(of: owner.userID, listingWith: laptop).first?.state == .withdrawn)
+
+            try await Self.recover(owner, on: laptop, stolenFMK: stolenFMK, service: service)
+            _ = try await owner.iPad.client.me()  // restored
+        }
+    }
+
+    /// The recovery key cancels what the thief began, clears a device a thief's veto froze, and
+    /// vouches for a device set up today so that it can veto at once.
+    @Test func theRecoveryKeyCancelsAndClears() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let recovery = try TestRecovery.key(for: owner.userID)
+            // The owner's iPad begins an honest rotation; the thief's phone vetoes it first.
+            let honest = try await owner.iPad.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            _ = try await owner.phone.client.vetoOperation(honest.operationID)
+            await expectFailure(403, "device_frozen") { try await owner.iPad.client.retireDevice(owner.phone.deviceID) }
+            // The recovery key clears the iPad, which retires the phone; the thief's next rotation is cancelled by the key.
+            try await recovery.order(.clear, for: owner.userID, deviceID: owner.iPad.deviceID, through: owner.iPad.client)
+            let thiefsOwn = try await owner.phone.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            let cancelled = try await recovery.order(.cancel, for: owner.userID, operationID: thiefsOwn.operationID, through: owner.iPad.client)
+            #expect(cancelled.operation?.state == .cancelled && cancelled.operation?.decidedBy == .recoveryKey)
+            try await owner.iPad.client.retireDevice(owner.phone.deviceID)
+            #expect(try await owner.grantee.client.user(owner.userID).identityGeneration == 1)
+
+            // A laptop set up today cannot veto yet; the recovery key vouches for it, and it can.
+            let laptop = try await owner.iPad.addDevice(name: "Adult A's new laptop")
+            let next = try await owner.iPad.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            await expectFailure(403, "not_a_second_device") { try await laptop.client.vetoOperation(next.operationID) }
+            try await recovery.order(.vouch, for: owner.userID, deviceID: laptop.deviceID, through: laptop.client)
+            #expect(try await laptop.client.vetoOperation(next.operationID).state == .vetoed)
+            await expectFailure(404) { try await recovery.order(.vouch, for: owner.userID, deviceID: owner.phone.deviceID, through: laptop.client) }
+        }
+    }
+
+    /// An honest user with one device: the rotation takes effect when the delay runs out (the
+    /// janitor applies it) and the device finishes moving its keys.
+    @Test func anUnvetoedRotationTakesEffectAfterTheDelay() async throws {
+        try await GrantServiceHarness.with({ $0.lifetimes.janitorInterval = .milliseconds(200) }) { service in
+            let owner = try await Self.owner(on: service)
+            let newKeys = UserKeys.generate(userID: owner.userID)
+            let begun = try await owner.iPad.registerRotation(to: newKeys, currentGeneration: 1)
+            try await service.withConnection { connection in
+                try await connection.execute(
+                    """
+                    UPDATE governed_operations SET received_at = received_at - interval '25 hours',
+                                                   effective_at = effective_at - interval '25 hours'
+                    WHERE operation_id = \(begun.operationID)
+                    """)
+            }
+            try await service.eventually("the janitor applies the rotation") {
+                try await owner.grantee.client.user(owner.userID).identityGeneration == 2
+            }
+            let decided = try #require(try await owner.iPad.client.governedOperations().first)
+            #expect(decided.state == .applied && decided.decidedBy == .delay)
+            let rotated = owner.iPad.withKeys(newKeys)
+            #expect(try await rotated.rewrapHeldKeys(from: owner.iPad.keys).rewrapped == 1)
+            #expect(try await rotated.readRecords(owner.emma) == owner.records)
+        }
+    }
+
+    /// Forged, misplaced and replayed decisions get a clear JSON error and change nothing.
+    @Test func badDecisionsAreRefused() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let stranger = try await service.user("Adult C")
+            let begun = try await owner.phone.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            let http = service.http
+            let path = "v1/governance/operations/\(begun.operationID)"
+            // Another user's device: not found, for every decision.
+            let strangerToken = try await stranger.client.bearerToken()
+            for verb in ["approve", "veto", "cancel"] {
+                expectError(try await http.send("POST", "\(path)/\(verb)", token: strangerToken, json: [String: String]()), 404, "not_found")
+            }
+            expectError(try await http.send("POST", "v1/devices/\(owner.phone.deviceID)/clear", token: strangerToken, json: [String: String]()), 404, "not_found")
+            // No token, a malformed id, an unknown operation.
+            expectError(try await http.send("POST", "\(path)/veto", json: [String: String]()), 401)
+            let iPadToken = try await owner.iPad.client.bearerToken()
+            expectError(try await http.send("POST", "v1/governance/operations/not-a-uuid/veto", token: iPadToken, json: [String: String]()), 400)
+            expectError(try await http.send("POST", "v1/governance/operations/\(UUID())/veto", token: iPadToken, json: [String: String]()), 404)
+            // Only the device that began it cancels it.
+            await expectFailure(403, "forbidden") { try await owner.iPad.client.cancelOperation(begun.operationID) }
+            // A second rotation while one is pending.
+            await expectFailure(409, "operation_pending") {
+                try await owner.iPad.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            }
+            // The recovery key of another user, and a replayed recovery order.
+            let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
+            let challenge = try await anonymous.recoveryChallenge(for: owner.userID)
+            let action = RecoveryAction(userID: owner.userID, challengeID: challenge.challengeID, kind: .approve, operationID: begun.operationID)
+            let forged = SignedRecoveryAction(
+                action: action,
+                signature: Data(try TestRecovery.key(for: stranger.keys.userID).signingKey.signature(for: try action.signingInput(nonce: challenge.nonce))))
+            await expectFailure(422, "bad_signature") { try await anonymous.recoveryAction(forged) }
+            await expectFailure(422, "invalid_field") {
+                try await TestRecovery.key(for: owner.userID).order(.approve, for: owner.userID, deviceID: owner.phone.deviceID, through: anonymous)
+            }
+            // A veto from a retired device.
+            let retiredTablet = try await owner.phone.addDevice(name: "old tablet")
+            _ = try await retiredTablet.client.me()
+            try await owner.iPad.client.retireDevice(retiredTablet.deviceID)
+            await expectFailure(401) { try await retiredTablet.client.vetoOperation(begun.operationID) }
+
+            // Nothing changed: still pending, nobody frozen, the same keys.
+            let still = try #require(try await owner.iPad.client.governedOperations().first)
+            #expect(still.state == .pending)
+            #expect(try await service.withConnection { try await $0.query("SELECT count(*) FROM devices WHERE frozen_at IS NOT NULL").first!.decode(Int.self, column: 0) } == 0)
+            #expect(try await stranger.client.user(owner.userID).identityGeneration == 1)
+
+            // Decided once (vetoed by the iPad), it cannot be decided again, by a device or the key.
+            _ = try await owner.iPad.client.vetoOperation(begun.operationID)
+            await expectFailure(409, "operation_decided") { try await owner.iPad.client.approveOperation(begun.operationID) }
+            await expectFailure(409, "operation_decided") {
+                try await TestRecovery.key(for: owner.userID).order(.approve, for: owner.userID, operationID: begun.operationID, through: anonymous)
+            }
+            #expect(try await stranger.client.user(owner.userID).identityGeneration == 1)
+        }
+    }
+
+    @Test func theSecurityDelayIsNeverBelowAnHour() throws {
+        #expect(GrantServiceConfiguration().lifetimes.securityDelay == .seconds(86_400))
+        #expect(try GrantServiceConfiguration(environment: ["RESCIND_SECURITY_DELAY_SECONDS": "3600"]).lifetimes.securityDelay == .seconds(3600))
+        #expect(throws: (any Error).self) { try GrantServiceConfiguration(environment: ["RESCIND_SECURITY_DELAY_SECONDS": "3599"]) }
+    }
+}
