@@ -48,7 +48,7 @@ import Testing
             "revocation complete on 6 devices",
             // The stolen phone: retired, B's identity rotated, codes compared, re-granted to the new keys.
             "retired Adult B's iPhone from the laptop",
-            "rotated identity keys on the laptop (`rescind identity rotate`): generation 2",
+            "rotated identity keys on the laptop (`rescind identity rotate --recovery`): generation 2",
             "re-granted Emma to Adult B's new keys at FMK v3",
             "re-granted Liam to Adult B's new keys at FMK v2",
             "holds Emma v3 (120 records) under Adult B's new keys",
@@ -70,6 +70,17 @@ import Testing
             "refused to wrap Emma's new FMK to a key it never verified (unverified_recipient_key)",
             "refused a recipient key: unverified_recipient_key",
             "Emma is still at FMK v3, and no copy of it was ever wrapped to the attacker's key",
+            // A thief with A's unlocked iPhone rotates A's identity first: it only waits; A's iPad
+            // sees it and vetoes it, and A recovers with the recovery words, still owning Emma.
+            "vouched for the iPad with the recovery words",
+            "begins rotating Adult A's identity from the stolen iPhone → pending until",
+            "sees the pending identity rotation begun by Adult A's iPhone",
+            "vetoes it (`rescind-agent veto`): it never takes effect, and the iPhone is frozen",
+            "tries again → 403 device_frozen",
+            "rotates the identity on the iPad with the recovery words (approved at once): generation 2",
+            "rotated Emma → FMK v4, 120 records",
+            "rotated Liam → FMK v3, 50 records",
+            "still owns Emma and Liam",
         ]
         for expected in expectations {
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")

@@ -101,24 +101,33 @@ struct DemoStory: Sendable {
         // that receives commands is a real agent.
         var agents: [Agent] = []
         var users: [UserSession] = []
+        var recoveryKeys: [RecoveryKey] = []  // each person's paper
         for (name, devices) in [
             ("Adult A", ["Adult A's iPhone", "Adult A's iPad"]), ("Adult B", ["Adult B's iPhone", "Adult B's laptop"]),
             ("Adult C", ["Adult C's iPhone", "Adult C's iPad"]),
         ] {
             let deviceID = UUID()
             let deviceKey = Ed25519.PrivateKey()
+            let recoveryKey = try RecoveryKey.generate()
             let user = try await UserSession.register(
                 keys: .generate(), displayName: name, deviceID: deviceID, deviceName: devices[0], deviceKey: deviceKey,
-                baseURL: grantURL, tls: clientTLS)
+                recoveryKey: recoveryKey, baseURL: grantURL, tls: clientTLS)
             timeline.name(user.keys.userID, name)
-            timeline.log(name, "registered with X25519 + Ed25519 public keys (private keys never leave the device)")
+            timeline.log(
+                name, "registered with X25519 + Ed25519 public keys (private keys never leave the device) and a recovery key (words on paper)")
             users.append(user)
+            recoveryKeys.append(recoveryKey)
             agents.append(try await enroll(name: devices[0], owner: user, deviceID: deviceID, deviceKey: deviceKey, grantKey: grantKey))
             for device in devices.dropFirst() {
                 agents.append(try await enroll(name: device, owner: user, deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), grantKey: grantKey))
             }
         }
         let (adultA, adultB, adultC) = (users[0], users[1], users[2])
+        // A device enrolled by another device may approve or veto only a security delay later
+        // (a thief's own new device must not); A's recovery words vouch for the iPad at once.
+        let aIPad = agents.first { $0.name == "Adult A's iPad" }!
+        try await recoveryKeys[0].order(.vouch, for: adultA.keys.userID, deviceID: aIPad.deviceID, through: adultA.client)
+        timeline.log("Adult A", "vouched for the iPad with the recovery words: it may veto a change to Adult A's identity at once")
 
         let (emma, emmaFMK) = try await adultA.createFamilyMember()
         let (liam, liamFMK) = try await adultA.createFamilyMember()
@@ -205,13 +214,13 @@ struct DemoStory: Sendable {
         timeline.log("Adult B", "retired Adult B's iPhone from the laptop (`rescind device retire`): its tokens and challenges are dead")
         // `rescind identity rotate` on the laptop's keystore; its agent restarts with the new keys.
         await processes[laptop.slug]!.stop()
-        let rotation = try await KeystoreRotation.rotateIdentity(configuration: try laptop.configuration)
+        let rotation = try await KeystoreRotation.rotateIdentity(configuration: try laptop.configuration, recoveryKey: recoveryKeys[1])
         let bRotated = try await DeviceIdentity.session(configuration: try laptop.configuration)
         processes[laptop.slug] = try launch(laptop)
         timeline.log(
             "Adult B",
-            "rotated identity keys on the laptop (`rescind identity rotate`): generation \(rotation.generation), "
-                + "signed by the old identity key and the new; the keys on the phone are retired")
+            "rotated identity keys on the laptop (`rescind identity rotate --recovery`): generation \(rotation.generation), "
+                + "signed by the old identity key and the new, approved at once with the recovery words; the keys on the phone are retired")
         var codeSeenByA = ""
         for step in try await adultA.advance(&recovery, save: { _ in }) {
             if case .confirmNewKeys(_, let code) = step { codeSeenByA = code }
@@ -261,6 +270,11 @@ struct DemoStory: Sendable {
         try await forgeKey(for: adultC, of: emma)
         try await swapRecipientKey(of: bRotated, before: adultA, revokes: adultC, from: emma)
 
+        // 9. A stolen, unlocked phone whose thief acts first
+        statuses += try await thiefActsFirst(
+            owner: adultA, recoveryKey: recoveryKeys[0], phone: agents.first { $0.name == "Adult A's iPhone" }!, iPad: iPad,
+            members: [emma, liam], processes: &processes)
+
         // Summary
         timeline.section("Summary")
         for status in statuses {
@@ -284,6 +298,49 @@ struct DemoStory: Sendable {
     }
 
     // MARK: Steps
+
+    /// Act 9: a thief with Adult A's unlocked iPhone rotates A's identity before A notices. The
+    /// rotation only waits for the security delay; A's iPad sees it and vetoes it, retires the
+    /// phone, rotates the identity with the recovery words and rotates every family member A
+    /// owns. - Returns: the rotations' completion statuses.
+    func thiefActsFirst(
+        owner thief: UserSession, recoveryKey: RecoveryKey, phone: Agent, iPad: Agent, members: [UUID],
+        processes: inout [String: DemoProcess]
+    ) async throws -> [RevocationStatus] {
+        timeline.section("9. Adult A's iPhone is stolen unlocked, and the thief acts first")
+        let generation = try await thief.client.me().user.identityGeneration
+        let begun = try await thief.registerRotation(to: UserKeys.generate(userID: thief.keys.userID), currentGeneration: generation)
+        timeline.log(
+            "thief", "begins rotating Adult A's identity from the stolen iPhone → pending until \(Timestamp.format(begun.effectiveAt)) (security delay)")
+        let onIPad = try await DeviceIdentity.session(configuration: try iPad.configuration)
+        if try await onIPad.client.governedOperations().contains(where: { $0.operationID == begun.operationID && $0.state == .pending }) {
+            timeline.log(iPad.name, "sees the pending identity rotation begun by Adult A's iPhone (`rescind-agent pending`)")
+        }
+        _ = try await onIPad.client.vetoOperation(begun.operationID)
+        timeline.log(iPad.name, "vetoes it (`rescind-agent veto`): it never takes effect, and the iPhone is frozen")
+        do {
+            _ = try await thief.registerRotation(to: UserKeys.generate(userID: thief.keys.userID), currentGeneration: generation)
+            timeline.log("thief", "UNEXPECTED: began another rotation from a frozen device")
+        } catch let error as GrantServiceError {
+            timeline.log("thief", "tries again → \(error.status) \(error.code)")
+        }
+        try await onIPad.client.retireDevice(phone.deviceID)
+        timeline.log("Adult A", "retires the iPhone from the iPad")
+        await processes[iPad.slug]!.stop()
+        let rotation = try await KeystoreRotation.rotateIdentity(configuration: try iPad.configuration, recoveryKey: recoveryKey)
+        let owner = try await DeviceIdentity.session(configuration: try iPad.configuration)
+        processes[iPad.slug] = try launch(iPad)
+        timeline.log("Adult A", "rotates the identity on the iPad with the recovery words (approved at once): generation \(rotation.generation)")
+        var statuses: [RevocationStatus] = []
+        for member in members {
+            let committed = try await owner.rotate(member, reason: "Adult A's iPhone stolen")
+            timeline.log(
+                "Adult A", "rotated \(timeline.nameOf(member)) → FMK v\(committed.newFMKVersion), \(committed.recordsReencrypted) records")
+            statuses.append(try await waitForCompletion(committed.eventID, timeout: .seconds(90)))
+        }
+        timeline.log("Adult A", "still owns Emma and Liam: the stolen iPhone's keys open nothing written from now on")
+        return statuses
+    }
 
     /// Installs an agent for a device; registers the device first unless it is the one the
     /// user registered with.
