@@ -140,7 +140,9 @@ extension GrantServiceClient {
         try await send(.get, "v1/family-members/\(id)/grants", as: GrantList.self).grants
     }
 
-    public func transferOwnership(_ id: UUID, to newOwner: UUID, statement: SignedKeyStatement?) async throws -> FamilyMemberResponse {
+    /// Begins handing ownership to `newOwner`: a governed operation, pending until the security
+    /// delay runs out unless a second device or the recovery key approves it.
+    public func transferOwnership(_ id: UUID, to newOwner: UUID, statement: SignedKeyStatement?) async throws -> GovernedOperation {
         try await send(
             .post, "v1/family-members/\(id)/ownership", body: TransferOwnershipRequest(newOwnerUserID: newOwner, statement: statement))
     }

@@ -151,7 +151,7 @@ public struct UserSession: Sendable {
     /// Hands ownership to a user who holds an active grant, with my signed `transfer` statement
     /// naming them and their identity key: a key this client pinned (`verifiedRecipient`), never
     /// one seen first here.
-    public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> FamilyMemberResponse {
+    public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> GovernedOperation {
         let verified = try await verifiedKey(familyMemberID)
         // The service's own rules, read from the verified history: refused before anything is signed.
         guard verified.entry.ownerUserID == keys.userID else {

@@ -26,7 +26,14 @@ extension CLITests {
                 try await adultA.run(["family-member", "transfer", emma]).expectUsageError("--to")
                 try await adultA.run(["family-member", "transfer", "not-an-id", "--to", adultB.userID]).expectUsageError()
 
-                let transferred = try await adultA.ok(["family-member", "transfer", emma, "--to", adultB.userID])
+                // From one device the transfer waits for the security delay; with A's recovery words it is immediate.
+                let pending = try await adultA.ok(["family-member", "transfer", emma, "--to", adultB.userID])
+                #expect(pending.contains("transfer pending: operation "), "\(pending)")
+                #expect(try await adultA.ok(["identity", "pending"]).contains("ownership transfer of \(emma) to \(adultB.userID)"))
+                let operation = try #require(pending.firstMatch(of: /operation ([0-9a-f-]{36})/).map { String($0.1) })
+                try await adultA.ok(["identity", "cancel", operation])
+                let words = try #require(adultA.recoveryWords).path
+                let transferred = try await adultA.ok(["family-member", "transfer", emma, "--to", adultB.userID, "--words-file", words])
                 #expect(transferred.contains("owner is now \(adultB.userID)"), "\(transferred)")
                 #expect(transferred.contains("rescind family-member adopt \(emma)"), "\(transferred)")
                 let adopted = try await adultB.ok(["family-member", "adopt", emma])

@@ -222,8 +222,15 @@ import Testing
             expectError(try await http.send("POST", path, json: to(home.adultB.keys.userID)), 401, "unauthenticated")
 
             expectError(try await http.send("POST", path, token: token, json: to(home.adultB.keys.userID)), 422, "key_statement_required")
+            // Received as a governed operation (pending); approved with A's recovery key, it takes effect.
             let transferred = try await home.adultA.transferOwnership(home.emma, to: home.adultB.keys.userID)
-            #expect(transferred.ownerUserID == home.adultB.keys.userID)
+            #expect(transferred.state == .pending && transferred.transfer?.newOwnerUserID == home.adultB.keys.userID)
+            #expect(try await home.adultA.client.familyMember(home.emma).ownerUserID == home.adultA.keys.userID)
+            await expectFailure(409, "operation_pending") { try await home.adultA.transferOwnership(home.emma, to: home.adultB.keys.userID) }
+            let approved = try await TestRecovery.key(for: home.adultA.keys.userID).order(
+                .approve, for: home.adultA.keys.userID, operationID: transferred.operationID, through: home.adultA.client)
+            #expect(approved.operation?.state == .applied)
+            #expect(try await home.adultA.client.familyMember(home.emma).ownerUserID == home.adultB.keys.userID)
             // A kept access but is no longer the owner.
             #expect(try await home.adultA.client.fmkVersion(home.emma).currentFMKVersion == 1)
             expectError(try await http.send("POST", path, token: token, json: to(home.adultC.keys.userID)), 403, "forbidden")

@@ -38,8 +38,10 @@ import Testing
     static func driveValidFlows(through url: URL, contract: OpenAPIContract, service: URL) async throws {
         let tls = ClientTLS(plainHTTP: .loopback)
         func register(_ name: String) async throws -> UserSession {
-            try await UserSession.register(
-                keys: .generate(), displayName: name, deviceName: "\(name)'s phone", deviceKind: .phone, baseURL: url, tls: tls)
+            let keys = UserKeys.generate()
+            return try await UserSession.register(
+                keys: keys, displayName: name, deviceName: "\(name)'s phone", deviceKind: .phone,
+                recoveryKey: try TestRecovery.key(for: keys.userID), baseURL: url, tls: tls)
         }
         let adultA = try await register("Adult A"), adultB = try await register("Adult B"), adultC = try await register("Adult C")
         let (emma, fmk) = try await adultA.createFamilyMember()
@@ -118,7 +120,7 @@ import Testing
         try await recovery.order(.vouch, for: adultD.keys.userID, deviceID: laptopID, through: anonymous)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
-        _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)
+        try await adultA.transferOwnershipAtOnce(emma, to: adultB.keys.userID)
         try await adultB.adoptOwnership(emma)
         _ = try await adultB.revokeEverywhere(user: adultA.keys.userID, reason: "stolen phone")
         // B's own phone stolen: a rotation that revokes nobody.

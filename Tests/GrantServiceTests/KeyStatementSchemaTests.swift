@@ -15,7 +15,7 @@ import Testing
             try await adultA.grant(emma, to: adultB.keys.userID)
             try await adultA.grant(emma, to: adultC.keys.userID)
             _ = try await adultA.revoke(emma, user: adultC.keys.userID)
-            _ = try await adultA.transferOwnership(emma, to: adultB.keys.userID)
+            try await adultA.transferOwnershipAtOnce(emma, to: adultB.keys.userID)
             try await adultB.adoptOwnership(emma)
             let statements = try await adultB.client.keyStatements(emma, after: 0).statements
             #expect(statements.map(\.statement.kind) == [.create, .grant, .grant, .revoke, .transfer, .adopt])

@@ -185,8 +185,9 @@ import Testing
             let record = try await adultA.putRecord(emma, plaintext: Array("history".utf8), fmk: fmk, version: 1)
             try await adultA.grant(emma, to: emmaUser.keys.userID)
 
-            let transferred = try await adultA.transferOwnership(emma, to: emmaUser.keys.userID)
-            #expect(transferred.ownerUserID == emmaUser.keys.userID)
+            let transferred = try await adultA.transferOwnershipAtOnce(emma, to: emmaUser.keys.userID)
+            #expect(transferred.state == .applied)
+            #expect(try await adultA.client.familyMember(emma).ownerUserID == emmaUser.keys.userID)
             try await emmaUser.adoptOwnership(emma)
             #expect(try await emmaUser.client.wrappedKey(emma).wrapping == .self)
             // The previous owner can no longer grant…

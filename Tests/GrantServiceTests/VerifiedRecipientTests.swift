@@ -308,7 +308,7 @@ struct VerifiedRecipientTests {
             let fresh = UserSession.sharingDevice(of: s.owner, pins: IdentityPins())
             let unpinned = await #expect(throws: KeyHistoryError.self) { _ = try await fresh.transferOwnership(emma, to: b.keys.userID) }
             #expect(unpinned?.detail.contains("ownership goes only to keys this client pinned") == true, "\(String(describing: unpinned))")
-            _ = try await s.owner.transferOwnership(emma, to: b.keys.userID)
+            try await s.owner.transferOwnershipAtOnce(emma, to: b.keys.userID)
             #expect(try await s.owner.client.familyMember(emma).ownerUserID == b.keys.userID)
         }
     }

@@ -26,6 +26,17 @@ extension UserSession {
     }
 }
 
+extension UserSession {
+    /// Hands ownership at once, as an owner with their recovery words does: begun from this
+    /// device, approved with the recovery key.
+    @discardableResult
+    public func transferOwnershipAtOnce(_ familyMemberID: UUID, to newOwner: UUID, recoveryKey: RecoveryKey? = nil) async throws -> GovernedOperation {
+        let operation = try await transferOwnership(familyMemberID, to: newOwner)
+        let key = try recoveryKey ?? TestRecovery.key(for: keys.userID)
+        return try await key.order(.approve, for: keys.userID, operationID: operation.operationID, through: client).operation!
+    }
+}
+
 extension GrantServiceHarness {
     /// Plays the security delay running out for `userID`'s pending operations: their times move
     /// back a day (the database is the service's clock), and the next listing, by any device of

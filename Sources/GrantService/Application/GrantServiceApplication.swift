@@ -72,7 +72,7 @@ public enum GrantServiceApplication {
                 logger: logger),
             PeriodicService(name: "janitor sweep", interval: configuration.lifetimes.janitorInterval, logger: logger) {
                 try await janitor.sweep()
-                try await GovernanceStore(pool: pool, delay: configuration.lifetimes.securityDelay).applyDue()
+                try await GovernanceStore(pool: pool, families: families, delay: configuration.lifetimes.securityDelay).applyDue()
             })
         return app
     }
@@ -94,12 +94,12 @@ public enum GrantServiceApplication {
         let checkIns = DeviceCheckIns(store: syncStates, metrics: metrics)
         let identity = IdentityController(identities: identities, syncStates: syncStates, lifetimes: configuration.lifetimes)
         identity.addPublicRoutes(to: v1)
-        let governance = GovernanceStore(pool: pool, delay: configuration.lifetimes.securityDelay)
+        let governance = GovernanceStore(pool: pool, families: families, delay: configuration.lifetimes.securityDelay)
         RecoveryController(recoveries: RecoveryStore(pool: pool), governance: governance, lifetimes: configuration.lifetimes)
             .addRoutes(to: v1)
         let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
         identity.addAuthenticatedRoutes(to: authenticated)
-        FamilyMemberController(families: families, checkIns: checkIns).addRoutes(to: authenticated)
+        FamilyMemberController(families: families, governance: governance, checkIns: checkIns).addRoutes(to: authenticated)
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool), governance: governance).addRoutes(to: authenticated)
         GovernanceController(governance: governance).addRoutes(to: authenticated)

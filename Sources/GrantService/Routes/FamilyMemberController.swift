@@ -6,6 +6,7 @@ import RescindServiceSupport
 /// Family members, their keys and grants, and ownership.
 struct FamilyMemberController {
     let families: FamilyMemberStore
+    let governance: GovernanceStore
     let checkIns: DeviceCheckIns
 
     func addRoutes(to group: RouterGroup<GrantRequestContext>) {
@@ -85,11 +86,13 @@ struct FamilyMemberController {
         GrantList(grants: try await families.grants(try context.familyMemberID(), for: try context.requireIdentity().userID))
     }
 
-    @Sendable func transfer(_ request: Request, context: GrantRequestContext) async throws -> FamilyMemberResponse {
+    /// A governed operation: pending for the security delay unless a second device or the
+    /// recovery key approves it (`GovernanceController`).
+    @Sendable func transfer(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<GovernedOperation> {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: TransferOwnershipRequest.self, context: context)
-        return try await families.transferOwnership(
-            try context.familyMemberID(), from: caller.userID, to: body.newOwnerUserID, statement: body.statement)
+        let transfer = OwnershipTransfer(familyMemberID: try context.familyMemberID(), newOwnerUserID: body.newOwnerUserID, statement: body.statement)
+        return EditedResponse(status: .accepted, response: try await governance.beginTransfer(transfer, from: caller))
     }
 }
 

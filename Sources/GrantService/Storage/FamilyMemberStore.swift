@@ -205,37 +205,47 @@ struct FamilyMemberStore: Sendable {
         }
     }
 
-    /// Hands ownership to a current grantee. Their copy stays as it is (they can
-    /// re-wrap it under their own master key with `replaceKey`); the previous
-    /// owner keeps access until the new owner revokes it.
-    func transferOwnership(
-        _ familyMemberID: UUID, from owner: UUID, to newOwner: UUID, statement: SignedKeyStatement?
-    ) async throws -> FamilyMemberResponse {
-        try await pool.transaction { connection in
-            let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
-            try access.requireOwner()
-            guard newOwner != owner else {
-                throw APIError.unprocessable("already_owner", "you already own this family member")
+    /// Refuses a transfer that would not apply now (every rule, the statement against the head),
+    /// changing nothing: it is applied, rolled back.
+    func checkTransfer(_ transfer: OwnershipTransfer, from owner: UUID) async throws {
+        struct Checked: Error {}
+        do {
+            try await pool.transaction { connection in
+                _ = try await applyTransfer(transfer, from: owner, on: connection)
+                throw Checked()
             }
-            let target = try await FamilyMemberAccess.load(familyMemberID, for: newOwner, on: connection)
-            guard case .active = target.standing else {
-                throw APIError.unprocessable("not_a_grantee", "ownership can only pass to someone with active access")
-            }
-            try await connection.execute(
-                "UPDATE family_members SET owner_user_id = \(newOwner) WHERE family_member_id = \(familyMemberID)")
-            try await KeyStatementStore.record(
-                statement, kind: .transfer, familyMemberID: familyMemberID, caller: owner, changed: [:],
-                newOwner: newOwner, on: connection)
-            try await outbox.access(
-                try await accessEvent(
-                    .ownershipTransferred, familyMemberID: familyMemberID, actor: owner, target: newOwner,
-                    version: access.currentFMKVersion, details: ["previous_owner_user_id": owner.uuidString.lowercased()],
-                    on: connection),
-                on: connection)
-            return FamilyMemberResponse(
-                familyMemberID: familyMemberID, ownerUserID: newOwner, currentFMKVersion: access.currentFMKVersion,
-                createdAt: access.createdAt)
+        } catch is Checked {}
+    }
+
+    /// Hands ownership to a current grantee, with the owner's statement: the effect of a
+    /// governed transfer (`GovernanceStore`). Their copy stays as it is (they can re-wrap it
+    /// under their own master key with `replaceKey`); the previous owner keeps access until the
+    /// new owner revokes it.
+    func applyTransfer(_ transfer: OwnershipTransfer, from owner: UUID, on connection: PostgresConnection) async throws -> FamilyMemberResponse {
+        let (familyMemberID, newOwner, statement) = (transfer.familyMemberID, transfer.newOwnerUserID, transfer.statement)
+        let access = try await FamilyMemberAccess.load(familyMemberID, for: owner, lock: true, on: connection)
+        try access.requireOwner()
+        guard newOwner != owner else {
+            throw APIError.unprocessable("already_owner", "you already own this family member")
         }
+        let target = try await FamilyMemberAccess.load(familyMemberID, for: newOwner, on: connection)
+        guard case .active = target.standing else {
+            throw APIError.unprocessable("not_a_grantee", "ownership can only pass to someone with active access")
+        }
+        try await connection.execute(
+            "UPDATE family_members SET owner_user_id = \(newOwner) WHERE family_member_id = \(familyMemberID)")
+        try await KeyStatementStore.record(
+            statement, kind: .transfer, familyMemberID: familyMemberID, caller: owner, changed: [:],
+            newOwner: newOwner, on: connection)
+        try await outbox.access(
+            try await accessEvent(
+                .ownershipTransferred, familyMemberID: familyMemberID, actor: owner, target: newOwner,
+                version: access.currentFMKVersion, details: ["previous_owner_user_id": owner.uuidString.lowercased()],
+                on: connection),
+            on: connection)
+        return FamilyMemberResponse(
+            familyMemberID: familyMemberID, ownerUserID: newOwner, currentFMKVersion: access.currentFMKVersion,
+            createdAt: access.createdAt)
     }
 
     // MARK: Shared with the revocation store

@@ -14,6 +14,7 @@ import RescindServiceSupport
 /// operation). The recovery key decides anything, through `RecoveryStore`.
 struct GovernanceStore: Sendable {
     let pool: PostgresConnectionPool
+    let families: FamilyMemberStore
     let delay: Duration
 
     static let frozen = APIError(
@@ -30,22 +31,41 @@ struct GovernanceStore: Sendable {
         try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             try await IdentityRotationStore.check(rotation.statement, on: connection)
-            let operationID = UUID()
-            do {
-                try await connection.execute(
-                    """
-                    INSERT INTO governed_operations (operation_id, user_id, kind, body, initiated_by, effective_at)
-                    VALUES (\(operationID), \(caller.userID), \(GovernedOperation.Kind.rotateIdentity.rawValue),
-                            \(PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(rotation)))), \(caller.deviceID),
-                            now() + make_interval(secs => \(delay.wholeSeconds)))
-                    """)
-            } catch let error as PostgresError where error.isUniqueViolation {
-                throw APIError.conflict(
-                    "operation_pending",
-                    "an identity rotation of this user is already pending: approve, veto or cancel it first (rescind identity pending)")
-            }
-            return try await Self.operation(operationID, of: caller.userID, on: connection)!
+            return try await insert(.rotateIdentity, subject: nil, body: try CanonicalJSON.encode(rotation), by: caller, on: connection)
         }
+    }
+
+    /// Receives an ownership transfer, checked against every rule now (nothing applied), as a
+    /// pending operation effective after the delay. A thief cannot hand a family member to an
+    /// accomplice's account before the owner's other devices hear of it.
+    /// - Throws: as the transfer itself would (403, 404, 409 `key_statement_stale`, 422), and as
+    ///   `beginRotation` (401, 403 `device_frozen`, 409 `operation_pending` for this family member).
+    func beginTransfer(_ transfer: OwnershipTransfer, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await families.checkTransfer(transfer, from: caller.userID)
+        return try await pool.transaction { connection in
+            try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+            return try await insert(
+                .transferOwnership, subject: transfer.familyMemberID, body: try CanonicalJSON.encode(transfer), by: caller, on: connection)
+        }
+    }
+
+    private func insert(
+        _ kind: GovernedOperation.Kind, subject: UUID?, body: Data, by caller: AuthenticatedDevice, on connection: PostgresConnection
+    ) async throws -> GovernedOperation {
+        let operationID = UUID()
+        do {
+            try await connection.execute(
+                """
+                INSERT INTO governed_operations (operation_id, user_id, kind, subject, body, initiated_by, effective_at)
+                VALUES (\(operationID), \(caller.userID), \(kind.rawValue), \(subject), \(PostgresJSON(bytes: [UInt8](body))),
+                        \(caller.deviceID), now() + make_interval(secs => \(delay.wholeSeconds)))
+                """)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw APIError.conflict(
+                "operation_pending",
+                "the same change is already pending for this user: approve, veto or cancel it first (rescind identity pending)")
+        }
+        return try await Self.operation(operationID, of: caller.userID, on: connection)!
     }
 
     // MARK: Deciding, by a device
@@ -55,7 +75,7 @@ struct GovernanceStore: Sendable {
     func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
-            return try await Self.apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
+            return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
         }
     }
 
@@ -95,7 +115,7 @@ struct GovernanceStore: Sendable {
     func approveByRecoveryKey(_ operationID: UUID, userID: UUID) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             let operation = try await Self.lockPending(operationID, of: userID, on: connection)
-            return try await Self.apply(operation, decidedBy: .recoveryKey, device: nil, on: connection)
+            return try await apply(operation, decidedBy: .recoveryKey, device: nil, on: connection)
         }
     }
 
@@ -151,7 +171,7 @@ struct GovernanceStore: Sendable {
                     ORDER BY effective_at LIMIT 1 FOR UPDATE SKIP LOCKED
                     """
                 ).first.map(Self.decode) else { return true }
-                _ = try await Self.apply(operation, decidedBy: .delay, device: nil, on: connection)
+                _ = try await apply(operation, decidedBy: .delay, device: nil, on: connection)
                 return false
             }
             if done { return decided }
@@ -193,7 +213,8 @@ struct GovernanceStore: Sendable {
             operationID: id, userID: user, kind: kind, state: state, initiatedBy: initiatedBy, receivedAt: receivedAt,
             effectiveAt: effectiveAt, decidedBy: decidedBy.flatMap(GovernedOperation.Decider.init(rawValue:)),
             decidedByDevice: decidedByDevice, decidedAt: decidedAt,
-            rotation: kind == .rotateIdentity ? try body.decode(IdentityRotation.self, decoder: CanonicalJSON.decoder()) : nil)
+            rotation: kind == .rotateIdentity ? try body.decode(IdentityRotation.self, decoder: CanonicalJSON.decoder()) : nil,
+            transfer: kind == .transferOwnership ? try body.decode(OwnershipTransfer.self, decoder: CanonicalJSON.decoder()) : nil)
     }
 
     private static func operation(_ operationID: UUID, of userID: UUID, on connection: PostgresConnection) async throws -> GovernedOperation? {
@@ -275,19 +296,22 @@ struct GovernanceStore: Sendable {
         return try await Self.operation(operation.operationID, of: operation.userID, on: connection)!
     }
 
-    /// Makes the operation take effect; one the user's state moved past (another rotation came
-    /// first) is `superseded` instead.
-    private static func apply(
+    /// Makes the operation take effect; one the state moved past meanwhile (another rotation came
+    /// first, the family member's key history moved on, the new owner lost access) is `superseded`
+    /// instead, with nothing of it applied (a savepoint undoes what it began).
+    private func apply(
         _ operation: GovernedOperation, decidedBy decider: GovernedOperation.Decider, device: UUID?, on connection: PostgresConnection
     ) async throws -> GovernedOperation {
-        switch operation.kind {
-        case .rotateIdentity:
-            do {
-                _ = try await IdentityRotationStore.apply(operation.rotation!, on: connection)
-            } catch let error as APIError where error.code == "stale_rotation" || error.code == "key_reused" {
-                return try await decide(operation, as: .superseded, by: decider, device: device, on: connection)
+        try await connection.execute("SAVEPOINT governed_operation")
+        do {
+            switch operation.kind {
+            case .rotateIdentity: _ = try await IdentityRotationStore.apply(operation.rotation!, on: connection)
+            case .transferOwnership: _ = try await families.applyTransfer(operation.transfer!, from: operation.userID, on: connection)
             }
+        } catch let refusal where refusal is APIError || refusal is RuleViolation {
+            try await connection.execute("ROLLBACK TO SAVEPOINT governed_operation")
+            return try await Self.decide(operation, as: .superseded, by: decider, device: device, on: connection)
         }
-        return try await decide(operation, as: .applied, by: decider, device: device, on: connection)
+        return try await Self.decide(operation, as: .applied, by: decider, device: device, on: connection)
     }
 }

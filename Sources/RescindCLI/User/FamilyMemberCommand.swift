@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import RescindClient
+import RescindProtocol
 
 /// Family members: create, list, hand over.
 struct FamilyMemberCommand: AsyncParsableCommand {
@@ -43,14 +45,45 @@ struct FamilyMemberCommand: AsyncParsableCommand {
     struct Transfer: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Hand ownership to someone who already has access (they then run `adopt`).",
-            discussion: "Example:\n  rescind family-member transfer 6f1c… --to 93ab…")
+            discussion: """
+                Changing who owns a family member waits for the security delay (24 h by default), and
+                your other devices can veto it: one stolen device cannot give your family away. It takes
+                effect at once when another device of yours approves it (`rescind identity approve OP`)
+                or with your recovery words (--words-file, or --recovery to type them).
+
+                Examples:
+                  rescind family-member transfer 6f1c… --to 93ab…
+                  rescind family-member transfer 6f1c… --to 93ab… --words-file /media/usb/recovery.txt
+                """)
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "Family member id.") var familyMember: UUID
         @Option(help: "The new owner's user id.") var to: UUID
+        @Option(help: "Approve at once with the recovery words in this file.") var wordsFile: String?
+        @Flag(help: "Approve at once with the recovery words, typed on the terminal.") var recovery = false
+
+        func validate() throws {
+            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
+        }
 
         func run() async throws {
-            let member = try await profile.session().transferOwnership(familyMember, to: to)
-            print("owner is now \(member.ownerUserID.uuidString.lowercased()); they should run: rescind family-member adopt \(familyMember.uuidString.lowercased())")
+            let recoveryKey = recovery || wordsFile != nil ? try RecoveryWords.key(wordsFile: wordsFile) : nil
+            let session = try await profile.session()
+            var operation = try await session.transferOwnership(familyMember, to: to)
+            if let recoveryKey {
+                let approved = try await recoveryKey.order(
+                    .approve, for: session.keys.userID, operationID: operation.operationID, through: session.client)
+                operation = approved.operation ?? operation
+            }
+            let id = operation.operationID.uuidString.lowercased()
+            switch operation.state {
+            case .applied:
+                print("owner is now \(to.uuidString.lowercased()); they should run: rescind family-member adopt \(familyMember.uuidString.lowercased())")
+            case .pending:
+                print("transfer pending: operation \(id), takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
+                print("to make it now: rescind identity approve \(id) (on another device of yours), or run this with --recovery")
+            default:
+                throw CLIError("the transfer did not take effect: operation \(id) is \(operation.state.rawValue)")
+            }
         }
     }
 

@@ -111,7 +111,13 @@ enum GovernanceBanner {
     static func line(_ operation: GovernedOperation, thisDevice: UUID) -> String {
         let id = operation.operationID.uuidString.lowercased()
         let device = operation.initiatedBy == thisDevice ? "this device" : "device \(operation.initiatedBy.uuidString.lowercased())"
-        let what = operation.kind == .rotateIdentity ? "identity rotation" : operation.kind.rawValue
+        let what =
+            switch operation.kind {
+            case .rotateIdentity: "identity rotation"
+            case .transferOwnership:
+                "ownership transfer of \(operation.transfer.map { $0.familyMemberID.uuidString.lowercased() } ?? "?") "
+                    + "to \(operation.transfer.map { $0.newOwnerUserID.uuidString.lowercased() } ?? "?")"
+            }
         switch operation.state {
         case .pending:
             return "\(id)  \(what) begun by \(device) at \(Timestamp.format(operation.receivedAt)), "

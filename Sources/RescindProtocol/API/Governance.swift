@@ -12,6 +12,7 @@ import Foundation
 public struct GovernedOperation: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case rotateIdentity = "rotate_identity"
+        case transferOwnership = "transfer_ownership"
     }
 
     public enum State: String, Codable, Sendable, CaseIterable {
@@ -43,10 +44,13 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
     public var decidedAt: Date?
     /// The signed rotation (`rotate_identity`).
     public var rotation: IdentityRotation?
+    /// The transfer, with the owner's signed `transfer` statement (`transfer_ownership`).
+    public var transfer: OwnershipTransfer?
 
     public init(
         operationID: UUID, userID: UUID, kind: Kind, state: State, initiatedBy: UUID, receivedAt: Date, effectiveAt: Date,
-        decidedBy: Decider? = nil, decidedByDevice: UUID? = nil, decidedAt: Date? = nil, rotation: IdentityRotation? = nil
+        decidedBy: Decider? = nil, decidedByDevice: UUID? = nil, decidedAt: Date? = nil, rotation: IdentityRotation? = nil,
+        transfer: OwnershipTransfer? = nil
     ) {
         self.operationID = operationID
         self.userID = userID
@@ -59,6 +63,7 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
         self.decidedByDevice = decidedByDevice
         self.decidedAt = decidedAt
         self.rotation = rotation
+        self.transfer = transfer
     }
 
     enum CodingKeys: String, CodingKey {
@@ -71,7 +76,27 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
         case decidedBy = "decided_by"
         case decidedByDevice = "decided_by_device"
         case decidedAt = "decided_at"
-        case rotation
+        case rotation, transfer
+    }
+}
+
+/// An ownership transfer as a governed operation holds it: the family member, the new owner and
+/// the owner's signed `transfer` statement naming them.
+public struct OwnershipTransfer: Codable, Sendable, Equatable {
+    public var familyMemberID: UUID
+    public var newOwnerUserID: UUID
+    public var statement: SignedKeyStatement?
+
+    public init(familyMemberID: UUID, newOwnerUserID: UUID, statement: SignedKeyStatement?) {
+        self.familyMemberID = familyMemberID
+        self.newOwnerUserID = newOwnerUserID
+        self.statement = statement
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case familyMemberID = "family_member_id"
+        case newOwnerUserID = "new_owner_user_id"
+        case statement
     }
 }
 

@@ -8,10 +8,10 @@ import Testing
 @testable import RescindClient
 
 /// A thief holds a copy of the owner's unlocked phone — keystore, what opens it, a live token —
-/// and acts first. An identity rotation from one device no longer takes effect at once: it
-/// waits for the security delay, the owner's other devices see it, and one of them (or the
-/// recovery key) stops it. The owner keeps Emma.
-@Suite(.serialized) struct GovernedRotationTests {
+/// and acts first. An identity rotation or an ownership transfer from one device no longer takes
+/// effect at once: it waits for the security delay, the owner's other devices see it, and one of
+/// them (or the recovery key) stops it. The owner keeps Emma.
+@Suite(.serialized) struct GovernedOperationTests {
     struct Owner {
         let phone: UserSession  // the device the thief copied
         let iPad: UserSession
@@ -134,6 +134,51 @@ import Testing
 
             try await Self.recover(owner, on: laptop, stolenFMK: stolenFMK, service: service)
             _ = try await owner.iPad.client.me()  // restored
+        }
+    }
+
+    /// The thief hands Emma to an accomplice's account (granting it first, which a device may do
+    /// at once): the transfer only waits, the iPad vetoes it, and Emma stays the owner's.
+    @Test func theThiefsTransferToAnAccompliceIsVetoed() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let thief = owner.phone
+            let accomplice = try await service.user("Accomplice")
+            try await thief.grant(owner.emma, to: accomplice.keys.userID)
+            let begun = try await thief.transferOwnership(owner.emma, to: accomplice.keys.userID)
+            #expect(begun.state == .pending && begun.kind == .transferOwnership && begun.transfer?.familyMemberID == owner.emma)
+            #expect(try await accomplice.client.familyMember(owner.emma).ownerUserID == owner.userID)
+            await expectFailure(422, "invalid_wrapping") { try await accomplice.adoptOwnership(owner.emma) }
+
+            let seen = try #require(try await owner.iPad.client.governedOperations().first)
+            #expect(seen.operationID == begun.operationID && seen.transfer?.newOwnerUserID == accomplice.keys.userID)
+            #expect(try await owner.iPad.client.vetoOperation(begun.operationID).state == .vetoed)
+            await expectFailure(403, "device_frozen") { try await thief.transferOwnership(owner.emma, to: accomplice.keys.userID) }
+            #expect(try await service.elapseSecurityDelay(of: owner.userID, listingWith: owner.iPad).first?.state == .vetoed)
+            #expect(try await accomplice.client.familyMember(owner.emma).ownerUserID == owner.userID)
+
+            // The owner retires the phone and revokes the accomplice; Emma reads as before.
+            try await owner.iPad.client.retireDevice(thief.deviceID)
+            _ = try await owner.iPad.revoke(owner.emma, user: accomplice.keys.userID, reason: "granted by a thief")
+            #expect(try await owner.iPad.readRecords(owner.emma) == owner.records)
+            await expectFailure(403) { try await accomplice.client.wrappedKey(owner.emma) }
+        }
+    }
+
+    /// A transfer the key history moved past before it was approved is superseded, and nothing
+    /// of it is applied.
+    @Test func aTransferTheHistoryMovedPastIsSuperseded() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let begun = try await owner.phone.transferOwnership(owner.emma, to: owner.grantee.keys.userID)
+            let stranger = try await service.user("Adult C")
+            try await owner.phone.grant(owner.emma, to: stranger.keys.userID)  // the head moves on
+            let decided = try await TestRecovery.key(for: owner.userID).order(
+                .approve, for: owner.userID, operationID: begun.operationID, through: owner.phone.client)
+            #expect(decided.operation?.state == .superseded)
+            #expect(try await owner.iPad.client.familyMember(owner.emma).ownerUserID == owner.userID)
+            let kinds = try await owner.iPad.client.keyStatements(owner.emma, after: 0).statements.map(\.statement.kind)
+            #expect(kinds == [.create, .grant, .grant])
         }
     }
 
