@@ -7,6 +7,7 @@
 #   confluent-kafka==2.16.1 ships confluent_kafka.libs/librdkafka-*.so.1 (no other dependency)
 #
 #   scripts/tansu.sh up       install what is missing, start Tansu, write .stack/tansu.env
+#   scripts/tansu.sh install  only install what is missing (scripts/check-containers.sh's broker image)
 #   scripts/tansu.sh down     stop it (memory storage: its topics are gone)
 #   scripts/tansu.sh status   exit 0 only if it runs
 #
@@ -109,7 +110,8 @@ down() {
 
 case "${1:-}" in
     up) up ;;
+    install) mkdir -p "$STACK_DIR"; install ;;
     down) down ;;
     status) if running; then say "running on 127.0.0.1:$TANSU_PORT"; else say "stopped"; exit 1; fi ;;
-    *) echo "usage: scripts/tansu.sh up|down|status" >&2; exit 2 ;;
+    *) echo "usage: scripts/tansu.sh up|install|down|status" >&2; exit 2 ;;
 esac

@@ -234,6 +234,10 @@ import Yams
 
         let stages = try Self.dockerStages()
         #expect(stages["build"]?.base == "${SWIFT_IMAGE}" && stages["runtime"]?.base == "${RUNTIME_IMAGE}")
+        // The roles copy from `binaries`: the release build from source unless BINARIES=prebuilt
+        // (the host's build, as scripts/check-containers.sh stages it).
+        #expect(text.contains("\nARG BINARIES=build\n") && stages["binaries"]?.base == "${BINARIES}")
+        #expect(stages["prebuilt"]?.lines == ["COPY .stack/containers/prebuilt/ /out/"])
         let runtime = try #require(stages["runtime"])
         #expect(runtime.lines.contains("USER 10001:10001"), "numeric, so that runAsNonRoot can check it")
         #expect(runtime.lines.contains { $0.contains("--uid 10001") && $0.contains("--gid 10001") })
@@ -260,7 +264,7 @@ import Yams
             let stage = try #require(stages[role], "no \(role) stage")
             #expect(stage.base == "runtime", "\(role) runs on the runtime stage")
             #expect(!stage.lines.contains { $0.hasPrefix("USER") }, "\(role) keeps uid 10001")
-            #expect(stage.lines.contains("COPY --from=build /out/\(role)/ /app/"), "\(role): its files, bundles as directories")
+            #expect(stage.lines.contains("COPY --from=binaries /out/\(role)/ /app/"), "\(role): its files, bundles as directories")
             #expect(build.contains("cp \"$bin\"/\(executable) /out/\(role)/"), "\(role): its executable")
             for bundle in bundles { #expect(build.contains("cp -R \"$bin\"/\(bundle) /out/\(role)/"), "\(role): \(bundle)") }
             #expect(stage.lines.contains { $0.hasPrefix("ENTRYPOINT [\"/app/\(executable)\"") })
