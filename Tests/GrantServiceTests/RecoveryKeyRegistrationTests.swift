@@ -28,7 +28,8 @@ import Testing
             let owner = try await UserSession.register(
                 keys: .generate(), displayName: "Adult A", deviceName: "phone", recoveryKey: recovery, baseURL: service.baseURL,
                 tls: service.clientTLS)
-            let other = try await service.user("Adult B")
+            let other = try await UserSession.register(
+                keys: .generate(), displayName: "Adult B", deviceName: "phone", baseURL: service.baseURL, tls: service.clientTLS)
             #expect(try await other.client.user(owner.keys.userID).recoveryPublicKey == recovery.publicKey)
             #expect(try await owner.client.me().user.recoveryPublicKey == recovery.publicKey)
             // A user without one shows none.
