@@ -140,12 +140,15 @@ import Testing
     }
 
     /// A device with a valid token asks as fast as it can: for data, and for identity
-    /// operations (enrolment challenges). Promised: its own budgets run out (429 with
-    /// `Retry-After`), another device of the same address is served as before.
-    @Test func aDeviceBeyondItsShareIsRefusedAndOthersAreNot() async throws {
+    /// operations (enrolment challenges); then its user's second device, for identity operations.
+    /// Promised: the device's own budgets run out (429 with `Retry-After`), the user's budget of
+    /// identity operations is shared by its devices (a second device buys no more), and another
+    /// user's device of the same address is served as before.
+    @Test func aDeviceOrUserBeyondItsShareIsRefusedAndOthersAreNot() async throws {
         try await GrantServiceHarness.with({
             $0.limits.requestsPerDevice = Self.budget(6)
-            $0.limits.identityOperationsPerDevice = Self.budget(2)
+            $0.limits.identityOperationsPerDevice = Self.budget(3)
+            $0.limits.identityOperationsPerUser = Self.budget(5)
         }) { service in
             let greedy = try await AuthenticationTests.device(service, "Adult A")
             let honest = try await AuthenticationTests.device(service, "Adult B")
@@ -158,14 +161,25 @@ import Testing
                 if answer.status == 429 { Self.expectRateLimited(answer) }
             }
             #expect(statuses == [200: 6, 429: 4])
-            var enrolments: [Int: Int] = [:]
-            for _ in 0..<4 {
-                let answer = try await Self.send(service, "POST", "v1/enrolment-challenges", token: greedyToken, json: [String: String]())
-                enrolments[answer.status, default: 0] += 1
+            func enrolmentChallenges(_ token: String, _ count: Int) async throws -> [Int: Int] {
+                var statuses: [Int: Int] = [:]
+                for _ in 0..<count {
+                    let answer = try await Self.send(service, "POST", "v1/enrolment-challenges", token: token, json: [String: String]())
+                    statuses[answer.status, default: 0] += 1
+                    if answer.status == 429 { Self.expectRateLimited(answer) }
+                }
+                return statuses
             }
-            #expect(enrolments == [200: 2, 429: 2])
+            // A's phone: enrolling its tablet takes two (a challenge and the enrolment), one more
+            // challenge makes its 3; the next are refused (without spending the user's budget).
+            let second = try await greedy.session.addDevice(name: "Adult A's tablet")
+            #expect(try await enrolmentChallenges(greedyToken, 3) == [200: 1, 429: 2])
+            // The tablet has 3 of its own, but its user has 5 - 3 = 2 left.
+            let secondToken = try await second.client.bearerToken()
+            #expect(try await enrolmentChallenges(secondToken, 3) == [200: 2, 429: 1])
+            #expect(try await Self.get(service, "v1/family-members", token: secondToken).status == 200)
             #expect(try await Self.get(service, "v1/family-members", token: honestToken).status == 200)
-            #expect(try await Self.send(service, "POST", "v1/enrolment-challenges", token: honestToken, json: [String: String]()).status == 200)
+            #expect(try await enrolmentChallenges(honestToken, 1) == [200: 1])
         }
     }
 

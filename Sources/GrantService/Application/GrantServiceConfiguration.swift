@@ -103,6 +103,9 @@ public struct GrantServiceConfiguration: Sendable {
         /// Identity operations of one device (enrolment, retirement, identity rotation, invitations);
         /// `RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE`.
         public var identityOperationsPerDevice = Rate.perMinute(300)
+        /// Identity operations of all of one user's devices together;
+        /// `RESCIND_GRANT_IDENTITY_OPERATIONS_PER_USER_PER_MINUTE`.
+        public var identityOperationsPerUser = Rate.perMinute(600)
         /// Every other authenticated request of one device (keys, change feed, records, revocations):
         /// its fair share; `RESCIND_GRANT_REQUESTS_PER_DEVICE_PER_MINUTE`.
         public var requestsPerDevice = Rate.perMinute(12_000)
@@ -190,6 +193,8 @@ extension GrantServiceConfiguration {
         limits.enrolmentsPerAddress = try rate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
         limits.identityOperationsPerDevice = try rate(
             "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE", limits.identityOperationsPerDevice)
+        limits.identityOperationsPerUser = try rate(
+            "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_USER_PER_MINUTE", limits.identityOperationsPerUser)
         limits.requestsPerDevice = try rate("RESCIND_GRANT_REQUESTS_PER_DEVICE_PER_MINUTE", limits.requestsPerDevice)
         limits.openChallengesPerDevice = try reader.int(
             "RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE", default: limits.openChallengesPerDevice, range: 1...1000)

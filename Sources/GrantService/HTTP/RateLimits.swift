@@ -15,6 +15,7 @@ struct RateLimits: Sendable {
         case tokensPerAddress = "tokens_per_address"
         case enrolmentsPerAddress = "enrolments_per_address"
         case identityOperationsPerDevice = "identity_operations_per_device"
+        case identityOperationsPerUser = "identity_operations_per_user"
         case requestsPerDevice = "requests_per_device"
 
         var refusal: String {
@@ -25,6 +26,7 @@ struct RateLimits: Sendable {
             case .tokensPerAddress: "too many token requests from this address"
             case .enrolmentsPerAddress: "too many enrolments and recovery orders from this address"
             case .identityOperationsPerDevice: "too many identity operations by this device"
+            case .identityOperationsPerUser: "too many identity operations by this user's devices"
             case .requestsPerDevice: "too many requests by this device"
             }
         }
@@ -41,7 +43,8 @@ struct RateLimits: Sendable {
             .registrationsPerAddress: limits.registrationsPerAddress, .registrations: limits.registrations,
             .challengesPerAddress: limits.challengesPerAddress, .tokensPerAddress: limits.tokensPerAddress,
             .enrolmentsPerAddress: limits.enrolmentsPerAddress,
-            .identityOperationsPerDevice: limits.identityOperationsPerDevice, .requestsPerDevice: limits.requestsPerDevice,
+            .identityOperationsPerDevice: limits.identityOperationsPerDevice,
+            .identityOperationsPerUser: limits.identityOperationsPerUser, .requestsPerDevice: limits.requestsPerDevice,
         ]
         limiters = rates.mapValues { RateLimiter(rate: $0) }
         trustedProxies = limits.trustedProxies
@@ -100,14 +103,18 @@ struct AddressRateLimitMiddleware: RouterMiddleware {
     }
 }
 
-/// Spends the authenticated device's budget (`RateLimits.deviceBudget`); after `BearerAuthenticator`.
+/// Spends the authenticated device's budget (`RateLimits.deviceBudget`), and for an identity
+/// operation its user's too (a user's devices together, so enrolling more devices buys no more);
+/// after `BearerAuthenticator`.
 struct DeviceRateLimitMiddleware: RouterMiddleware {
     typealias Context = GrantRequestContext
     let limits: RateLimits
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let device = try context.requireIdentity().deviceID
-        try limits.spend(RateLimits.deviceBudget(method: request.method, path: request.uri.path), key: device.uuidString)
+        let caller = try context.requireIdentity()
+        let budget = RateLimits.deviceBudget(method: request.method, path: request.uri.path)
+        try limits.spend(budget, key: caller.deviceID.uuidString)
+        if budget == .identityOperationsPerDevice { try limits.spend(.identityOperationsPerUser, key: caller.userID.uuidString) }
         return try await next(request, context)
     }
 }
