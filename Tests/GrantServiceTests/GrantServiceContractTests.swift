@@ -2,6 +2,7 @@ import Foundation
 import RescindClient
 import RescindCrypto
 import RescindProtocol
+import RescindServiceSupport
 import RescindTLS
 import RescindTestSupport
 import Testing
@@ -138,5 +139,33 @@ import Testing
         try await contract.send(
             "POST", "/v1/family-members", on: url, token: tokenB, body: Data(repeating: UInt8(ascii: "["), count: 2 << 20))
         try await contract.sendInvalidRequests(on: url, token: tokenB)
+    }
+
+    /// Every operation that documents a 429 answers it, as documented, once its budget is spent:
+    /// a service whose address budgets allow two requests each and whose device budgets allow
+    /// none (one user registered and signed in first), then junk everywhere.
+    @Test(.timeLimit(.minutes(2)))
+    func everyRateLimitedOperationAnswers429AsDocumented() async throws {
+        let contract = OpenAPIContract(document: try OpenAPIDocument.load(Self.documentPath))
+        let budget = RateLimiter.Rate(burst: 2, perMinute: 0.0001)
+        try await GrantServiceHarness.with({
+            $0.limits.registrationsPerAddress = budget
+            $0.limits.registrations = budget
+            $0.limits.challengesPerAddress = budget
+            $0.limits.tokensPerAddress = budget
+            $0.limits.enrolmentsPerAddress = budget
+            $0.limits.identityOperationsPerDevice = RateLimiter.Rate(burst: 0, perMinute: 0)
+            $0.limits.requestsPerDevice = RateLimiter.Rate(burst: 0, perMinute: 0)
+        }) { grant in
+            let user = try await UserSession.register(
+                keys: .generate(), displayName: "Adult A", deviceName: "Adult A's phone", baseURL: grant.baseURL, tls: grant.clientTLS)
+            let token = try await user.client.bearerToken()
+            try await contract.sendInvalidRequests(on: grant.baseURL, token: token)
+        }
+        #expect(contract.problems == [], "answers that differ from openapi.yaml")
+        let seen = contract.seen
+        let unexercised = contract.document.operations.filter { contract.document.statuses(of: $0).contains(429) && seen[$0]?.contains(429) != true }
+        #expect(unexercised.isEmpty, "documented 429s never seen: \(unexercised.map(\.description))")
+        #expect(contract.document.operations.filter { contract.document.statuses(of: $0).contains(429) }.count >= 35)
     }
 }

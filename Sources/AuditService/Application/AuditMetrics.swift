@@ -35,6 +35,10 @@ final class AuditMetrics: Sendable {
     let unverifiedAckBytes: Gauge
     /// Rejections stored without their body: the hourly byte budget of its topic, partition and reason was spent.
     let rejectedBodiesNotStored: Counter
+    /// Requests answered 503 `overloaded` at once because `RESCIND_AUDIT_MAX_IN_FLIGHT` were being handled.
+    let requestsShed: Counter
+    /// Requests being handled now (what the load-shedding bound counts; event streams count only until their head is sent).
+    let requestsInFlight: Gauge
     /// `rescind_build_info{version}` (no `audit` subsystem: one name across components): always 1,
     /// labelled with `RescindVersion.current`.
     let buildInfo: Gauge
@@ -70,6 +74,9 @@ final class AuditMetrics: Sendable {
         rejectedBodiesNotStored = counter(
             "rejected_bodies_not_stored",
             "Rejected messages stored without their body: the hourly byte budget of its topic, partition and reason was spent.")
+        requestsShed = counter(
+            "requests_shed", "Requests answered 503 overloaded because the in-flight bound was reached.")
+        requestsInFlight = gauge("requests_in_flight", "Requests being handled now.")
         buildInfo = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "rescind", metricName: "build_info", unitName: "", helpText: "Always 1, labelled with the build's version."),

@@ -149,6 +149,12 @@ public enum AuditServiceApplication {
         let auditLog = AuditLog(signingKey: signingKey)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        // Shed: every route that may answer 503 by its document; the static ones and metrics never are.
+        router.add(
+            middleware: InFlightLimitMiddleware(
+                limit: configuration.http.maxInFlight,
+                exempt: ["/health", "/ready", "/metrics", "/v1/openapi.yaml", "/v1/service-key", "/", "/monitor", "/monitor.js"],
+                changed: { metrics.requestsInFlight.set(to: Double($0)) }, shed: { metrics.requestsShed.increment() }))
         OperationsController(
             pool: pool, metrics: metrics, health: health, serviceKey: serviceKey, topicWatch: topicWatch
         ).addRoutes(to: router)

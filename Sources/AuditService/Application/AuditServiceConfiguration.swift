@@ -13,6 +13,9 @@ public struct AuditServiceConfiguration: Sendable {
         /// Certificate chain and key (PEM) to serve HTTPS with; `RESCIND_AUDIT_TLS_CERT_FILE` and
         /// `RESCIND_AUDIT_TLS_KEY_FILE`, both or neither. `nil`: plain HTTP.
         public var tls: ServerTLS?
+        /// Requests handled at once; one more is answered 503 `overloaded` at once (health,
+        /// readiness and metrics are never counted); `RESCIND_AUDIT_MAX_IN_FLIGHT`.
+        public var maxInFlight = 512
     }
 
     public struct Database: Sendable {
@@ -263,6 +266,7 @@ public struct AuditServiceConfiguration: Sendable {
         notifications.claimLease = try reader.seconds(
             "RESCIND_AUDIT_OUTBOX_CLAIM_LEASE_SECONDS", default: notifications.claimLease)
         monitoring.operatorTokenFile = reader.optionalString("RESCIND_AUDIT_OPERATOR_TOKEN_FILE")
+        http.maxInFlight = try reader.int("RESCIND_AUDIT_MAX_IN_FLIGHT", default: http.maxInFlight, range: 1...100_000)
         monitoring.maxStreams = try reader.int("RESCIND_AUDIT_MAX_STREAMS", default: monitoring.maxStreams, range: 1...100_000)
         monitoring.streamBufferEvents = try reader.int(
             "RESCIND_AUDIT_STREAM_BUFFER_EVENTS", default: monitoring.streamBufferEvents, range: 10...1_000_000)

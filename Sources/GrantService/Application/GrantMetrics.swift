@@ -22,6 +22,17 @@ final class GrantMetrics: Sendable {
     /// `rescind_device_sync_state_failures_total`: key fetches and change-feed pages answered whose
     /// device check-in (`device_sync_state`) could not be recorded.
     let deviceSyncStateFailures: Counter
+    /// `rescind_requests_rate_limited_total{limit}`: requests answered 429 `rate_limited`, per
+    /// budget (`RateLimitedOperation.limitName`, and `registrations` for the budget of every address together).
+    let rateLimited: [String: Counter]
+    /// `rescind_requests_shed_total`: requests answered 503 `overloaded` at once because
+    /// `RESCIND_GRANT_MAX_IN_FLIGHT` were being handled.
+    let requestsShed: Counter
+    /// `rescind_requests_in_flight`: requests being handled now (the load-shedding bound counts these).
+    let requestsInFlight: Gauge
+    /// `rescind_challenges_replaced_total`: open authentication challenges deleted because their
+    /// device had `RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE` open when another was asked for.
+    let challengesReplaced: Counter
     /// `rescind_build_info{version}`: always 1, labelled with `RescindVersion.current`, so that a
     /// query or an alert can tell which build each instance runs.
     let buildInfo: Gauge
@@ -43,6 +54,22 @@ final class GrantMetrics: Sendable {
             descriptor: name(
                 "device_sync_state_failures", "total",
                 "Key fetches and change-feed pages answered whose device check-in could not be recorded."))
+        rateLimited = Dictionary(
+            uniqueKeysWithValues: RateLimits.limitNames.map { limit in
+                (
+                    limit,
+                    registry.makeCounter(
+                        descriptor: name("requests_rate_limited", "total", "Requests answered 429 rate_limited, per budget."),
+                        labels: [("limit", limit)])
+                )
+            })
+        requestsShed = registry.makeCounter(
+            descriptor: name("requests_shed", "total", "Requests answered 503 overloaded because the in-flight bound was reached."))
+        requestsInFlight = registry.makeGauge(descriptor: name("requests_in_flight", "", "Requests being handled now."))
+        challengesReplaced = registry.makeCounter(
+            descriptor: name(
+                "challenges_replaced", "total",
+                "Open authentication challenges deleted because their device had the most open when another was asked for."))
         buildInfo = registry.makeGauge(
             descriptor: name("build_info", "", "Always 1, labelled with the build's version."),
             labels: [("version", RescindVersion.current)])

@@ -89,15 +89,25 @@ public enum GrantServiceApplication {
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
         OperationsController(pool: pool, serviceKey: serviceKey, metrics: metrics, topicWatch: topicWatch).addRoutes(to: router)
 
+        let limits = RateLimits(configuration.limits, metrics: metrics)
         let v1 = router.group("v1")
+            .add(
+                middleware: InFlightLimitMiddleware(
+                    limit: configuration.limits.maxInFlight, changed: { metrics.requestsInFlight.set(to: Double($0)) },
+                    shed: { metrics.requestsShed.increment() })
+            )
+            .add(middleware: AddressRateLimitMiddleware(limits: limits))
         let syncStates = DeviceSyncStore(pool: pool)
         let checkIns = DeviceCheckIns(store: syncStates, metrics: metrics)
-        let identity = IdentityController(identities: identities, syncStates: syncStates, lifetimes: configuration.lifetimes)
+        let identity = IdentityController(
+            identities: identities, syncStates: syncStates, lifetimes: configuration.lifetimes, limits: configuration.limits,
+            metrics: metrics)
         identity.addPublicRoutes(to: v1)
         let governance = GovernanceStore(pool: pool, families: families, delay: configuration.lifetimes.securityDelay)
         RecoveryController(recoveries: RecoveryStore(pool: pool), governance: governance, lifetimes: configuration.lifetimes)
             .addRoutes(to: v1)
         let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
+            .add(middleware: DeviceRateLimitMiddleware(limits: limits))
         identity.addAuthenticatedRoutes(to: authenticated)
         FamilyMemberController(families: families, governance: governance, checkIns: checkIns).addRoutes(to: authenticated)
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)

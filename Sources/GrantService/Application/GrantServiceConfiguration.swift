@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindServiceSupport
 import RescindTLS
 
 /// Everything the grant service can be told, with the defaults it runs with.
@@ -86,7 +87,48 @@ public struct GrantServiceConfiguration: Sendable {
         public var claimLease: Duration = .seconds(90)
     }
 
+    /// What one source address, one device or everyone together may ask for, per instance
+    /// (429 `rate_limited` with `Retry-After` beyond), and how many requests are handled at once
+    /// (503 `overloaded` beyond). Each `…PerMinute` variable sets a budget of that many requests
+    /// at once, earned back over a minute; `0` refuses every such request. The defaults are far
+    /// above what honest clients ask for (a device signs in once per token lifetime), so that
+    /// many devices behind one address (a household's NAT, a test suite on loopback) never meet them.
+    public struct Limits: Sendable {
+        public typealias Rate = RateLimiter.Rate
+        /// Registrations (`POST /v1/users`) per source address; `RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE`.
+        public var registrationsPerAddress = Rate.perMinute(300)
+        /// Registrations from every address together; `RESCIND_GRANT_REGISTRATIONS_PER_MINUTE`.
+        public var registrations = Rate.perMinute(3000)
+        /// Authentication challenges per source address; `RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE`.
+        public var challengesPerAddress = Rate.perMinute(1200)
+        /// Token requests (answers to challenges) per source address; `RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE`.
+        public var tokensPerAddress = Rate.perMinute(1200)
+        /// Enrolments (`POST /v1/enrolment-challenges`, `POST /v1/devices`) and recovery-key orders
+        /// (`/v1/recovery/*`) per source address; `RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE`.
+        public var enrolmentsPerAddress = Rate.perMinute(600)
+        /// Identity operations of one device (enrolment, retirement, identity rotation, invitations);
+        /// `RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE`.
+        public var identityOperationsPerDevice = Rate.perMinute(300)
+        /// Identity operations of all of one user's devices together;
+        /// `RESCIND_GRANT_IDENTITY_OPERATIONS_PER_USER_PER_MINUTE`.
+        public var identityOperationsPerUser = Rate.perMinute(600)
+        /// Every other authenticated request of one device (keys, change feed, records, revocations):
+        /// its fair share; `RESCIND_GRANT_REQUESTS_PER_DEVICE_PER_MINUTE`.
+        public var requestsPerDevice = Rate.perMinute(12_000)
+        /// Authentication challenges kept open per device: a new one past it replaces the oldest
+        /// (expired ones are purged first), so an anonymous flood for one device id stores at most
+        /// this many rows and cannot lock the device out; `RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE`.
+        public var openChallengesPerDevice = 16
+        /// Requests handled at once; `RESCIND_GRANT_MAX_IN_FLIGHT`.
+        public var maxInFlight = 512
+        /// Peers (reverse proxies, load balancers) whose `X-Forwarded-For` names the client: the
+        /// last address in it is the source a limit counts. Any other peer is counted as itself,
+        /// whatever it sends; `RESCIND_GRANT_TRUSTED_PROXIES` (comma-separated IP addresses).
+        public var trustedProxies: Set<String> = []
+    }
+
     public var http = HTTP()
+    public var limits = Limits()
     public var database = Database()
     public var kafka = Kafka()
     public var lifetimes = Lifetimes()
@@ -114,6 +156,7 @@ public struct GrantServiceConfiguration: Sendable {
         http.maxBodyBytes = try reader.int("RESCIND_GRANT_MAX_BODY_BYTES", default: http.maxBodyBytes, range: 1024...(1 << 30))
         http.maxUploadBytes = try reader.int("RESCIND_GRANT_MAX_UPLOAD_BYTES", default: http.maxUploadBytes, range: 1024...(1 << 30))
         http.tls = try reader.serverTLS(certificate: "RESCIND_GRANT_TLS_CERT_FILE", key: "RESCIND_GRANT_TLS_KEY_FILE")
+        try readLimits(&reader)
         database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
         database.schema = try reader.identifier("RESCIND_GRANT_DB_SCHEMA", default: database.schema)
         database.poolSize = try reader.int("RESCIND_GRANT_DB_POOL_SIZE", default: database.poolSize, range: 1...200)
@@ -145,5 +188,34 @@ public struct GrantServiceConfiguration: Sendable {
         createSigningKeyIfMissing = try reader.bool("RESCIND_GRANT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
         shutdownGrace = try reader.seconds("RESCIND_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
+    }
+}
+
+extension GrantServiceConfiguration {
+    fileprivate mutating func readLimits(_ reader: inout EnvironmentReader) throws {
+        func rate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
+            .perMinute(try reader.int(name, default: current.burst, range: 0...10_000_000))
+        }
+        limits.registrationsPerAddress = try rate("RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE", limits.registrationsPerAddress)
+        limits.registrations = try rate("RESCIND_GRANT_REGISTRATIONS_PER_MINUTE", limits.registrations)
+        limits.challengesPerAddress = try rate("RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE", limits.challengesPerAddress)
+        limits.tokensPerAddress = try rate("RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE", limits.tokensPerAddress)
+        limits.enrolmentsPerAddress = try rate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
+        limits.identityOperationsPerDevice = try rate(
+            "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE", limits.identityOperationsPerDevice)
+        limits.identityOperationsPerUser = try rate(
+            "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_USER_PER_MINUTE", limits.identityOperationsPerUser)
+        limits.requestsPerDevice = try rate("RESCIND_GRANT_REQUESTS_PER_DEVICE_PER_MINUTE", limits.requestsPerDevice)
+        limits.openChallengesPerDevice = try reader.int(
+            "RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE", default: limits.openChallengesPerDevice, range: 1...1000)
+        limits.maxInFlight = try reader.int("RESCIND_GRANT_MAX_IN_FLIGHT", default: limits.maxInFlight, range: 1...100_000)
+        let proxies = reader.string("RESCIND_GRANT_TRUSTED_PROXIES", default: "")
+        limits.trustedProxies = try Set(
+            proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map {
+                guard let address = ClientAddress.normalized($0) else {
+                    throw ConfigurationError(variable: "RESCIND_GRANT_TRUSTED_PROXIES", problem: "expected comma-separated IP addresses")
+                }
+                return address
+            })
     }
 }

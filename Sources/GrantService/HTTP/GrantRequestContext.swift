@@ -3,17 +3,20 @@ import Hummingbird
 import RescindProtocol
 import RescindServiceSupport
 
-/// Per-request state: the authenticated device (set by `BearerAuthenticator`)
-/// and the body limit, which the revocation upload route raises.
+/// Per-request state: the authenticated device (set by `BearerAuthenticator`), the body
+/// limit, which the revocation upload route raises, and the connection's peer address (what
+/// per-address limits count, unless it is a trusted proxy).
 struct GrantRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var identity: AuthenticatedDevice?
     var bodyLimit: Int
+    let peerAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.bodyLimit = GrantServiceConfiguration.HTTP.defaultMaxBodyBytes
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     var maxUploadSize: Int { bodyLimit }

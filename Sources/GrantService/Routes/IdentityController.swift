@@ -9,6 +9,8 @@ struct IdentityController {
     let identities: IdentityStore
     let syncStates: DeviceSyncStore
     let lifetimes: GrantServiceConfiguration.Lifetimes
+    let limits: GrantServiceConfiguration.Limits
+    let metrics: GrantMetrics
 
     func addPublicRoutes(to group: RouterGroup<GrantRequestContext>) {
         group.post("users", use: registerUser)
@@ -128,8 +130,11 @@ struct IdentityController {
 
     @Sendable func challenge(_ request: Request, context: GrantRequestContext) async throws -> ChallengeResponse {
         let body = try await request.decode(as: ChallengeRequest.self, context: context)
-        return try await identities.createChallenge(
-            deviceID: body.deviceID, nonce: Data(SecureRandom.bytes(count: 32)), lifetime: lifetimes.challenge)
+        let (challenge, replaced) = try await identities.createChallenge(
+            deviceID: body.deviceID, nonce: Data(SecureRandom.bytes(count: 32)), lifetime: lifetimes.challenge,
+            openAtMost: limits.openChallengesPerDevice)
+        if replaced > 0 { metrics.challengesReplaced.increment(by: Int64(replaced)) }
+        return challenge
     }
 
     @Sendable func token(_ request: Request, context: GrantRequestContext) async throws -> TokenResponse {

@@ -205,26 +205,39 @@ struct IdentityStore: Sendable {
 
     // MARK: Authentication
 
-    /// A one-time challenge for an active device.
-    func createChallenge(deviceID: UUID, nonce: Data, lifetime: Duration) async throws -> ChallengeResponse {
-        try await pool.withConnection { connection in
+    /// A one-time challenge for an active device, of which at most `openAtMost` are kept: the
+    /// device's expired and spent ones are purged, and the oldest open ones make room for this
+    /// one. An anonymous flood for a device id so stores at most `openAtMost` rows, and the
+    /// device's own next challenge still works (refusing past the cap would lock it out).
+    /// - Returns: the challenge, and how many open challenges it replaced.
+    func createChallenge(
+        deviceID: UUID, nonce: Data, lifetime: Duration, openAtMost: Int
+    ) async throws -> (challenge: ChallengeResponse, replaced: Int) {
+        try await pool.transaction { connection in
+            // The device row, locked against concurrent challenges for it (the cap is per device).
+            let device = try await connection.query(
+                "SELECT retired_at IS NOT NULL FROM devices WHERE device_id = \(deviceID) FOR NO KEY UPDATE")
+            // A retired device is told so (401, as every other call it makes): it can never
+            // authenticate again. An unknown one is simply not found.
+            guard let retired = try device.first?.decode(Bool.self, column: 0) else { throw APIError.notFound("active device") }
+            if retired { throw APIError.deviceRetired }
+            try await connection.execute(
+                "DELETE FROM auth_challenges WHERE device_id = \(deviceID) AND (used_at IS NOT NULL OR expires_at <= now())")
+            let replaced = try await connection.execute(
+                """
+                DELETE FROM auth_challenges WHERE challenge_id IN (
+                    SELECT challenge_id FROM auth_challenges WHERE device_id = \(deviceID)
+                    ORDER BY expires_at DESC, challenge_id OFFSET \(max(0, openAtMost - 1)))
+                """)
             let challengeID = UUID()
-            let rows = try await connection.query(
+            let expiresAt = try await connection.query(
                 """
                 INSERT INTO auth_challenges (challenge_id, device_id, nonce, expires_at)
-                SELECT \(challengeID), device_id, \(nonce), now() + make_interval(secs => \(lifetime.wholeSeconds))
-                FROM devices WHERE device_id = \(deviceID) AND retired_at IS NULL
+                VALUES (\(challengeID), \(deviceID), \(nonce), now() + make_interval(secs => \(lifetime.wholeSeconds)))
                 RETURNING expires_at
-                """)
-            guard let expiresAt = try rows.first?.decode(Date.self, column: 0) else {
-                // A retired device is told so (401, as every other call it makes): it can never
-                // authenticate again. An unknown one is simply not found.
-                let retired = try await connection.query(
-                    "SELECT 1 FROM devices WHERE device_id = \(deviceID) AND retired_at IS NOT NULL")
-                if !retired.isEmpty { throw APIError.deviceRetired }
-                throw APIError.notFound("active device")
-            }
-            return ChallengeResponse(challengeID: challengeID, nonce: nonce, expiresAt: expiresAt)
+                """
+            ).first!.decode(Date.self, column: 0)
+            return (ChallengeResponse(challengeID: challengeID, nonce: nonce, expiresAt: expiresAt), replaced)
         }
     }
 
