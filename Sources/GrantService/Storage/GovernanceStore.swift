@@ -3,15 +3,15 @@ import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
 
-/// Operations that change who a user is, begun from one device: they wait for the security
-/// delay, and the user's other devices and recovery key decide them meanwhile
-/// (`GovernedOperation`).
+/// Operations that change who a user is or what they own (an identity rotation, an ownership
+/// transfer), begun from one device: they wait for the security delay, and the user's other
+/// devices and recovery key decide them meanwhile (`GovernedOperation`).
 ///
 /// Who may decide: a device of the user that is active, not frozen, not the one that began the
 /// operation, and governing since before the operation was received (`devices.governs_from`:
 /// at once for a user's first device and for a device the recovery key enrolled, a security
 /// delay after any other enrolment — a device the thief enrols cannot approve the thief's
-/// operation). The recovery key decides anything, through `RecoveryStore`.
+/// operation). The recovery key decides anything (`RecoveryController`, the `…ByRecoveryKey` calls).
 struct GovernanceStore: Sendable {
     let pool: PostgresConnectionPool
     let families: FamilyMemberStore
