@@ -1,8 +1,10 @@
 import Foundation
 import RescindClient
 import RescindCrypto
+import RescindPostgres
 import RescindProtocol
 import RescindTestSupport
+import Synchronization
 import Testing
 import RescindTLS
 
@@ -42,6 +44,53 @@ struct KeystoreRotationTests {
             // The keys the device held before open nothing that is served now.
             let wrapped = try await session.client.wrappedKey(member.id)
             #expect(throws: (any Error).self) { try b.withKeys(b.keys).unwrap(wrapped) }
+        }
+    }
+
+    /// A compromised grant service answers the recovery key's approval with "applied" but keeps the
+    /// old keys registered. The device believes what it sees, not what it was told: it finishes
+    /// nothing, wraps no FMK to the new keys, keeps its old keys in use and the new ones waiting.
+    @Test("a service that claims the recovery key's approval took effect, but did not apply it: nothing is re-wrapped")
+    func aForgedApprovalWrapsNothing() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await service.user("Adult A")
+            let b = try await service.user("Adult B")
+            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["blood type O+"])
+            try await owner.grant(member.id, to: b.keys.userID)
+            let device = try await AgentTestKit.enrol(b, on: service)
+            defer { device.directory.remove() }
+            let begun = try #require(try await KeystoreRotation.rotateIdentity(configuration: device.configuration).pending)
+
+            let requests = Mutex<[String]>([])
+            let proxy = try await ForwardingProxy.start(forwardingTo: service.baseURL) { exchange in
+                requests.withLock { $0.append("\(exchange.method) \(exchange.path)") }
+                guard exchange.method == "POST", exchange.path == "/v1/recovery/actions" else { return try await exchange.forward() }
+                var applied = begun
+                (applied.state, applied.decidedBy, applied.decidedAt) = (.applied, .recoveryKey, Date())
+                return TestHTTP.Answer(
+                    status: 200, body: try CanonicalJSON.encode(RecoveryActionResult(kind: .approve, operation: applied)),
+                    headers: [("Content-Type", "application/json")])
+            }
+            defer { Task { await proxy.stop() } }
+            var throughProxy = device.configuration
+            throughProxy.grantServiceURL = proxy.baseURL
+            throughProxy.tls = ClientTLS(plainHTTP: .loopback)
+
+            do {
+                _ = try await KeystoreRotation.rotateIdentity(configuration: throughProxy, recoveryKey: try TestRecovery.key(for: b.keys.userID))
+                Issue.record("the rotation finished on a forged approval")
+            } catch let error as AgentError {
+                #expect(error.code == .serviceRefused && "\(error)".contains("still holds this device's old identity keys"), "\(error)")
+            }
+            // Nothing was wrapped or re-wrapped, and the old keys are still the device's.
+            let sent = requests.withLock { $0 }
+            #expect(!sent.contains { $0.hasPrefix("PUT") || $0.contains("wrapped-key") || $0.contains("rewrap") }, "\(sent)")
+            #expect(try await DeviceIdentity.session(configuration: device.configuration).keys.identityKey.publicKey == b.keys.identityKey.publicKey)
+            #expect(FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            #expect(try await service.withConnection { connection in
+                try await connection.query("SELECT identity_generation FROM users WHERE user_id = \(b.keys.userID)").first!.decode(Int.self, column: 0)
+            } == 1)
+            await proxy.stop()
         }
     }
 

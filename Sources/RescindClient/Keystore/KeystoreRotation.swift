@@ -75,8 +75,16 @@ public enum KeystoreRotation {
         guard result.operation?.state == .applied else {
             throw AgentError(.serviceRefused, "the rotation did not take effect (\(result.operation?.state.rawValue ?? "unknown")); run it again")
         }
-        guard let outcome = try await finishPendingRotation(configuration: configuration), outcome.pending == nil else {
+        // What the service registered decides, not what it answered: a compromised service that
+        // claims the approval took effect but keeps the old keys gets nothing re-wrapped.
+        guard let outcome = try await finishPendingRotation(configuration: configuration) else {
             throw AgentError(.serviceRefused, "the approved rotation is not the one this device began")
+        }
+        guard outcome.pending == nil else {
+            throw AgentError(
+                .serviceRefused,
+                "the grant service said the recovery key's approval took effect, but it still holds this device's old identity keys: "
+                    + "nothing was re-wrapped (the service may be compromised)")
         }
         return outcome
     }
