@@ -235,15 +235,28 @@ struct PendingCommand: AgentSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "pending", abstract: "Changes to who the user is that wait for the security delay.")
 
+    /// The service's list, and any operation this device was told is pending (a signed notice it
+    /// keeps) that the service no longer lists at all: a service that hides an operation from the
+    /// listing cannot hide it from a device that heard it announced.
     func execute() async throws {
-        let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
-        let pending = try await session.client.governedOperations().filter { $0.state == .pending }
-        if pending.isEmpty { print("nothing pending") }
+        let configuration = try AgentEnvironment().configuration
+        let session = try await DeviceIdentity.session(configuration: configuration)
+        let listed = try await session.client.governedOperations()
+        let pending = listed.filter { $0.state == .pending }
+        let unlisted = try await AgentStatus.read(configuration: configuration).pendingGovernance.filter { notice in
+            !listed.contains { $0.operationID == notice.operationID }
+        }
+        if pending.isEmpty && unlisted.isEmpty { print("nothing pending") }
         for operation in pending {
             let by = operation.initiatedBy == session.deviceID ? "this device" : "device \(operation.initiatedBy.uuidString.lowercased())"
             print(
                 "\(operation.operationID.uuidString.lowercased())  \(operation.kind.rawValue) begun by \(by), "
                     + "takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
+        }
+        for notice in unlisted {
+            print(
+                "\(notice.operationID?.uuidString.lowercased() ?? "?")  \(notice.change.rawValue) announced to this device as pending "
+                    + "at \(Timestamp.format(notice.occurredAt)), but the grant service no longer lists it")
         }
     }
 }

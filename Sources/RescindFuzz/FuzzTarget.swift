@@ -44,6 +44,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         decode(input, as: DeviceAck.self, schema: DeviceAck.schema)
         decode(input, as: DeviceCommand.self, schema: DeviceCommand.schema)
         decode(input, as: AuditNotification.self, schema: AuditNotification.schema)
+        decode(input, as: GovernanceNotice.self, schema: GovernanceNotice.schema)
     }
 
     /// An envelope that decodes re-encodes to one that decodes to the same content.

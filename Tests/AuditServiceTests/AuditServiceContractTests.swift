@@ -93,10 +93,15 @@ import Testing
                 try await bed.publish(
                     TestFamily.ack(laptop, for: revocation, outcome: .failed, error: "disk full"), signedBy: laptop.key)
                 try await bed.publishRaw(.deviceAcks, key: nil, value: Data("garbage".utf8))
+                let pending = GovernanceNotice(
+                    userID: adultA.userID, change: .rotateIdentity, state: .pending, operationID: UUID(), actorDeviceID: UUID(),
+                    effectiveAt: Timestamp.truncated(Date().addingTimeInterval(86_400)), occurredAt: Timestamp.truncated(Date()))
+                try await bed.publish(pending)
                 try await bed.eventually("acknowledged and rejected") {
                     let states = try await bed.deviceStates(revocation.eventID)
                     let rejected = try await bed.count("SELECT count(*) FROM rejected_messages")
-                    return rejected == 1 && states.count == 2 && !states.values.contains("pending")
+                    let notices = try await bed.count("SELECT count(*) FROM governance_notices")
+                    return rejected == 1 && states.count == 2 && !states.values.contains("pending") && notices == 1
                 }
                 let base = bed.service.baseURL
                 func send(_ path: String, _ token: String? = nil, headers: [(String, String)] = []) async throws -> TestHTTP.Answer {
@@ -136,6 +141,12 @@ import Testing
                 #expect(try await send("/v1/rejections", bed.operatorToken).text.contains("malformed"))
                 #expect(try await send("/v1/rejections?limit=500", bed.operatorToken).status == 200)
                 #expect(try await send("/v1/rejections", tokenA).status == 403)
+                // Changes to who a user is: the operator sees every user's, an owner their own.
+                for token in [bed.operatorToken, tokenA] {
+                    #expect(try await send("/v1/governance-notices?limit=5", token).text.contains(pending.noticeID.uuidString))
+                }
+                #expect(!(try await send("/v1/governance-notices", tokenB).text.contains(pending.noticeID.uuidString)))
+                #expect(try await send("/v1/governance-notices?limit=0", tokenB).status == 400)
                 #expect(try await send("/v1/revocations/\(revocation.eventID)", tokenB).status == 404)
                 #expect(try await send("/v1/revocations?family_member_id=\(emma.familyMemberID)", tokenB).status == 403)
                 #expect(try await send("/v1/revocations?family_member_id=\(UUID())", tokenB).status == 404)

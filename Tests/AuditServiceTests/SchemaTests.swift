@@ -17,7 +17,7 @@ import Testing
         for schema in [
             RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, DeviceAck.schema, AuditNotification.schema,
             KeyChainViolation.schema,
-            CommandReissue.schema, ReceiptKeyCertificate.schema,
+            CommandReissue.schema, ReceiptKeyCertificate.schema, GovernanceNotice.schema,
         ] {
             _ = try JSONSchemaValidator.load(schema)
         }
@@ -101,6 +101,10 @@ import Testing
             try await bed.publish(TestFamily.ack(phone, for: revocation, outcome: .failed, error: "disk full"), signedBy: phone.key)
             try await bed.publishRaw(.deviceAcks, key: nil, value: Data("garbage".utf8))
             try await bed.publish(emma.violation(by: phone), signedBy: phone.key)
+            try await bed.publish(
+                GovernanceNotice(
+                    userID: adultC, change: .retireDevice, state: .applied, subjectDeviceID: phone.id, actorDeviceID: laptop.id,
+                    decidedBy: .device, occurredAt: Timestamp.truncated(Date())))
             // The laptop misses the deadline; then both succeed.
             try await bed.eventually("overdue") { try await bed.deviceStates(revocation.eventID)[laptop.id] == "overdue" }
             try await bed.publish(TestFamily.ack(phone, for: revocation), signedBy: phone.key)

@@ -24,14 +24,18 @@ extension CLITests {
                 let key = Data(bed.grant.serviceKey.rawRepresentation).base64EncodedString()
                 let short = { (id: String) in String(id.prefix(8)) }
 
-                // One command per agent device: A's laptop rotates, B's erases; signatures check out.
+                // One command per agent device: A's laptop rotates, B's erases; signatures check out. The
+                // laptops' enrolments were announced on the same topic: to each laptop, and B's also to
+                // A's devices (A shares Emma with B).
                 let commands = try await RescindProcess.admin(
-                    ["tail", "device_commands", "--from-beginning", "--limit", "2", "--verify-key", key], environment: kafka,
+                    ["tail", "device_commands", "--from-beginning", "--limit", "6", "--verify-key", key], environment: kafka,
                     timeout: .seconds(60))
                 #expect(commands.status == 0, "\(commands)")
                 let lines = commands.stdout.split(separator: "\n")
-                #expect(lines.count == 2, "\(commands)")
+                #expect(lines.count == 6, "\(commands)")
                 #expect(lines.allSatisfy { $0.contains("✓ grant-service: ") && $0.contains("device_commands[") }, "\(commands)")
+                #expect(lines.filter { $0.contains("governance enrol_device of user") }.count == 4, "\(commands)")
+                #expect(lines.contains { $0.contains("device \(short(laptopB.deviceID)) applied by device \(short(adultB.deviceID)) → device \(short(adultA.deviceID)) (owner)") }, "\(commands)")
                 #expect(lines.contains { $0.contains("fmk_rotation → device \(short(laptopA.deviceID)) for \(short(emma)) v2") }, "\(commands)")
                 #expect(lines.contains { $0.contains("secure_deletion → device \(short(laptopB.deviceID)) for \(short(emma)) v2") }, "\(commands)")
 
@@ -42,15 +46,18 @@ extension CLITests {
 
                 // --json prints each message as it is on the wire: one JSON document per line.
                 let raw = try await RescindProcess.admin(
-                    ["tail", "access_events", "--from-beginning", "--limit", "2", "--json"], environment: kafka, timeout: .seconds(60))
+                    ["tail", "access_events", "--from-beginning", "--limit", "4", "--json"], environment: kafka, timeout: .seconds(60))
                 #expect(raw.status == 0, "\(raw)")
                 let documents = raw.stdout.split(separator: "\n")
-                #expect(documents.count == 2, "\(raw)")
+                #expect(documents.count == 4, "\(raw)")
+                var schemas: [String] = []
                 for document in documents {
                     let object = try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any]
-                    #expect(object?["schema"] as? String == "rescind.access_event.v1", "\(document)")
+                    schemas.append(object?["schema"] as? String ?? "")
                     #expect(object?["signature"] != nil, "\(document)")
                 }
+                // Emma's creation and grant, and the audit copies of the two enrolments' notices.
+                #expect(schemas.sorted() == ["rescind.access_event.v1", "rescind.access_event.v1", "rescind.governance_notice.v1", "rescind.governance_notice.v1"])
 
                 // A signature under another key is flagged, not hidden.
                 let otherKey = Data(repeating: 7, count: 32).base64EncodedString()

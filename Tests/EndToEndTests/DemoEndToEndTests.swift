@@ -71,10 +71,13 @@ import Testing
             "refused a recipient key: unverified_recipient_key",
             "Emma is still at FMK v3, and no copy of it was ever wrapped to the attacker's key",
             // A thief with A's unlocked iPhone rotates A's identity first: it only waits; A's iPad
-            // sees it and vetoes it, and A recovers with the recovery words, still owning Emma.
+            // hears of it at once (its agent, on device_commands; the audit service on its stream)
+            // and vetoes it, and A recovers with the recovery words, still owning Emma.
             "vouched for the iPad with the recovery words",
             "begins rotating Adult A's identity from the stolen iPhone → pending until",
-            "sees the pending identity rotation begun by Adult A's iPhone",
+            "hears of it on device_commands after",
+            "ALERT governance: rotate identity begun by Adult A's iPhone, pending until",
+            "governance: rotate identity vetoed (Adult A's iPad)",
             "vetoes it (`rescind-agent veto`): it never takes effect, and the iPhone is frozen",
             "tries again → 403 device_frozen",
             "rotates the identity on the iPad with the recovery words (approved at once): generation 2",

@@ -272,8 +272,8 @@ import Testing
             await expectFailure(422, "invalid_field") {
                 try await TestRecovery.key(for: owner.userID).order(.approve, for: owner.userID, deviceID: owner.phone.deviceID, through: anonymous)
             }
-            // A veto from a retired device.
-            let retiredTablet = try await owner.phone.addDevice(name: "old tablet")
+            // A veto from a retired device (enrolled and retired by the iPad: no enrolment vetoed).
+            let retiredTablet = try await owner.iPad.addDevice(name: "old tablet")
             _ = try await retiredTablet.client.me()
             try await owner.iPad.client.retireDevice(retiredTablet.deviceID)
             await expectFailure(401) { try await retiredTablet.client.vetoOperation(begun.operationID) }

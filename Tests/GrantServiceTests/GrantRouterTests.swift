@@ -27,7 +27,7 @@ import Testing
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: "")
         let families = FamilyMemberStore(pool: pool, outbox: outbox)
         let router = GrantServiceApplication.buildRouter(
-            configuration: configuration, pool: pool, identities: IdentityStore(pool: pool), families: families,
+            configuration: configuration, pool: pool, identities: IdentityStore(pool: pool, outbox: outbox), families: families,
             records: RecordStore(pool: pool),
             revocations: RevocationStore(pool: pool, families: families, outbox: outbox, stagingLifetime: .seconds(60)),
             serviceKey: signingKey.publicKey)

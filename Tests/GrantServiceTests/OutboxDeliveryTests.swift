@@ -14,13 +14,15 @@ import Testing
         let value: Data
     }
 
+    /// The outbox's rows but the governance notices (the iPad's enrolment announced), which
+    /// `GovernanceAnnouncementTests` covers.
     static func committed(_ service: GrantServiceHarness) async throws -> [Message] {
         try await service.withConnection { connection in
             try await connection.query("SELECT topic, message_key, payload FROM outbox ORDER BY outbox_id").map { row in
                 let (topic, key, payload) = try row.decode(String.self, String.self, Data.self)
                 return Message(topic: topic, key: Data(key.utf8), value: payload)
             }
-        }
+        }.filter { !GrantServiceHarness.isGovernanceNotice($0.value) }
     }
 
     static func unsent(_ service: GrantServiceHarness) async throws -> Int {
@@ -98,7 +100,9 @@ import Testing
                 }
             }
             let eventRow = try #require(rows.last { $0.1 == service.topicPrefix + Topic.revocationEvents.rawValue })
-            let commandRows = rows.filter { $0.1 == service.topicPrefix + Topic.deviceCommands.rawValue }
+            let commandRows = rows.filter {
+                $0.1 == service.topicPrefix + Topic.deviceCommands.rawValue && !GrantServiceHarness.isGovernanceNotice($0.3)
+            }
             #expect(commandRows.count == 4)
             #expect(commandRows.allSatisfy { $0.0 > eventRow.0 })
             let kept = try await service.withConnection { connection in

@@ -115,6 +115,12 @@ public struct GrantServiceHarness: Sendable {
         try await TestDatabases.withConnection(to: database, body)
     }
 
+    /// Whether an envelope claims to be a governance notice (`GovernanceNotice`).
+    public static func isGovernanceNotice(_ value: Data?) -> Bool {
+        guard let value, let object = try? JSONSerialization.jsonObject(with: value) as? [String: Any] else { return false }
+        return object["schema"] as? String == GovernanceNotice.schema
+    }
+
     /// Registers a user with one device and a recovery key (`TestRecovery.key(for:)`).
     public func user(_ name: String, device: String = "phone") async throws -> UserSession {
         let keys = UserKeys.generate()
@@ -123,8 +129,12 @@ public struct GrantServiceHarness: Sendable {
             baseURL: baseURL, tls: clientTLS)
     }
 
-    /// Reads `count` messages of a topic from the beginning (fails after `timeout`).
-    public func messages(_ topic: Topic, count: Int, timeout: Duration = .seconds(20)) async throws -> [KafkaMessage] {
+    /// Reads `count` messages of a topic from the beginning (fails after `timeout`): the topic's
+    /// own messages, or with `governance` only the governance notices that share `device_commands`
+    /// and `access_events` with them (`GovernanceNotice`).
+    public func messages(
+        _ topic: Topic, count: Int, governance: Bool = false, timeout: Duration = .seconds(20)
+    ) async throws -> [KafkaMessage] {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
                 bootstrapServers: bootstrapServers, clientID: "test-reader"),
@@ -138,7 +148,7 @@ public struct GrantServiceHarness: Sendable {
         return try await withThrowingTaskGroup(of: [KafkaMessage].self) { group in
             group.addTask {
                 var received: [KafkaMessage] = []
-                for try await message in consumer.messages {
+                for try await message in consumer.messages where Self.isGovernanceNotice(message.value) == governance {
                     received.append(message)
                     if received.count == count { break }
                 }

@@ -41,6 +41,8 @@ struct InboundMessageHandler: Sendable {
                 switch topic {
                 case .revocationEvents:
                     try await revocationEvent(message.value, at: position, on: connection, into: &conclusions)
+                case .accessEvents where Self.claimedSchema(message.value) == GovernanceNotice.schema:
+                    try await governanceNotice(message.value, on: connection, into: &conclusions)
                 case .accessEvents:
                     try await accessEvent(message.value, on: connection, into: &conclusions)
                 case .deviceAcks where Self.claimedSchema(message.value) == KeyChainViolation.schema:

@@ -229,6 +229,20 @@ function showAlert(notification) {
     { class: "alert", "data-event-id": notification.event_id, "data-device-id": notification.device_id }));
 }
 
+// A governance notice: a pending change is what the people watching act on (it can still be
+// vetoed); a decided one closes it.
+function showGovernance(notice) {
+  const subject = notice.operation_id ? "operation " + short(notice.operation_id)
+    : "device " + short(notice.subject_device_id);
+  const actor = notice.actor_device_id ? "device " + short(notice.actor_device_id)
+    : (notice.decided_by === "delay" ? "the security delay" : "the recovery key");
+  const text = time(notice.occurred_at) + " · user " + short(notice.user_id) + " · " + notice.change.replace("_", " ") +
+    " · " + subject + " · " + notice.state + " (" + actor + ")" +
+    (notice.state === "pending" ? " · takes effect " + time(notice.effective_at) + " unless vetoed" : "");
+  prepend("governance", element("li", text,
+    { class: "governance governance-" + notice.state, "data-state": notice.state, "data-change": notice.change }));
+}
+
 function showRejection(rejection, receivedAt) {
   prepend("rejections", element("li",
     time(receivedAt) + " · " + rejection.reason + " · " + rejection.topic + "[" + rejection.partition + "]@" +
@@ -318,12 +332,15 @@ async function start(credential) {
   document.getElementById("state-filter").value = stateFilter || "";
   document.getElementById("family-filter").value = familyMemberID || "";
   const query = filterQuery(true);
-  const [snapshot, , rejected, reported] = await Promise.all([
+  const [snapshot, , rejected, reported, governance] = await Promise.all([
     api("v1/revocations" + query),
     refreshSummary(),
     credential.scope === "operator" ? api("v1/rejections") : Promise.resolve({ rejections: [], counts: [] }),
     api("v1/key-chain-violations" + filterQuery(false)),
+    api("v1/governance-notices"),
   ]);
+  document.getElementById("governance").replaceChildren(element("li", "none", { class: "empty" }));
+  for (const notice of governance.notices.reverse()) showGovernance(notice);
   violations.clear();
   for (const record of reported.violations) addViolation(record);
   renderViolations();
@@ -352,6 +369,7 @@ function dispatch(event) {
       showAlert(notification);
       scheduleSummary();
     }
+    if (notification.kind === "governance_notice") showGovernance(notification.governance);
     if (notification.kind === "message_rejected") showRejection(notification.rejection, notification.occurred_at);
     if (notification.kind === "key_chain_violation") {
       addViolation({

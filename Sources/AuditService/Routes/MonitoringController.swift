@@ -55,6 +55,10 @@ struct MonitoringController {
         let counts: [RejectionCount]
     }
 
+    struct GovernanceNoticeList: Encodable {
+        let notices: [GovernanceNotice]
+    }
+
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("v1/monitoring/credential") { request, context in
             let scope = try await authorization.scope(of: request, logger: context.logger)
@@ -120,6 +124,16 @@ struct MonitoringController {
                     familyMemberID: familyMemberID, eventID: eventID, deviceID: deviceID, receivedAt: receivedAt)
             }
             return try Response.json(RejectedMessageList(rejections: rejections, counts: counts))
+        }
+        // Changes to who a user is, as the grant service announced them: the operator sees every
+        // user's, an owner their own.
+        router.get("v1/governance-notices") { request, context in
+            let scope = try await authorization.scope(of: request, logger: context.logger)
+            let limit = try AccessLogController.integer(request, "limit", default: 50, range: 1...500)
+            let notices = try await pool.withConnection { connection in
+                try await InboundMessageHandler.governanceNotices(of: scope.ownerUserID, limit: Int(limit), on: connection)
+            }
+            return try Response.json(GovernanceNoticeList(notices: notices))
         }
         for path in ["", "monitor"] {
             router.get(RouterPath(path)) { _, _ in MonitoringPage.response(for: .html) }

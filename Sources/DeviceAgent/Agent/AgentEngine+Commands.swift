@@ -14,6 +14,8 @@ extension AgentEngine {
         case stored(commandID: UUID)
         /// Received while locked: sealed into the sealed inbox (an erasure also carried out).
         case sealed(seq: Int64)
+        /// A governance notice, kept (or known already); the offset may be committed.
+        case noted
     }
 
     /// Validates a `device_commands` message and, when it is for this device and genuine,
@@ -34,6 +36,9 @@ extension AgentEngine {
         }
         if Self.isReissue(message.value) {
             return try await receiveReissue(message)
+        }
+        if Self.isGovernanceNotice(message.value) {
+            return try await receiveGovernanceNotice(message)
         }
         switch CommandValidation.validate(
             key: message.key, value: message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey)

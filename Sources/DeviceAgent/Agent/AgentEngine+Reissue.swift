@@ -16,8 +16,10 @@ import RescindProtocol
 /// re-issue pass (the audit service sends another after its backoff, and the sealed original
 /// runs at the unlock anyway).
 extension AgentEngine {
-    enum ReissueValidation: Equatable, Sendable {
-        case accepted(CommandReissue)
+    /// What the agent makes of a signed message other than a command (a re-issue, a
+    /// governance notice) keyed to this device.
+    enum Validated<Payload: Equatable & Sendable>: Equatable, Sendable {
+        case accepted(Payload)
         case rejected(CommandValidation.Rejection)
     }
 
@@ -71,7 +73,7 @@ extension AgentEngine {
     /// this device as addressee, its limits.
     static func validateReissue(
         _ value: Data?, deviceID: UUID, auditKey: Ed25519.PublicKey?
-    ) -> ReissueValidation {
+    ) -> Validated<CommandReissue> {
         guard let value else { return .rejected(.malformed) }
         guard let auditKey else { return .rejected(.unknownSigner) }
         let message: SignedMessage<CommandReissue>

@@ -22,6 +22,7 @@ extension AgentStatus {
         lines.append("pending commands: \(pendingCommands), acks owed: \(owedAcks), acks sent: \(sentAcks)")
         if owedReceipts > 0 { lines.append("receipts owed: \(owedReceipts)") }
         if sealedCommands > 0 { lines.append("sealed commands waiting for the unlock: \(sealedCommands)") }
+        for notice in pendingGovernance { lines.append("! " + AgentEngine.describe(notice, on: deviceID)) }
         if !counters.isEmpty {
             lines.append("counters: " + counters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         }

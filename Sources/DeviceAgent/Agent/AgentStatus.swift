@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RescindClient
+import RescindProtocol
 
 /// What a device holds, for `rescind-agent status` and monitoring: family members with
 /// their FMK versions and record counts, the last command, owed acks, and counters.
@@ -41,6 +42,8 @@ public struct AgentStatus: Sendable, Codable {
     public var counters: [String: Int]
     /// Whether cached records are encrypted at rest under the database key.
     public var atRestEncryption: Bool
+    /// Governed operations this device was told are pending (`GovernanceNotice`), oldest first.
+    public var pendingGovernance: [GovernanceNotice]
 
     /// Reads the status of a data directory without unlocking anything.
     public static func read(configuration: AgentConfiguration) async throws -> AgentStatus {
@@ -53,6 +56,7 @@ public struct AgentStatus: Sendable, Codable {
 
     static func read(store: AgentStore, deviceID: UUID, userID: UUID) async throws -> AgentStatus {
         let counters = try await store.counters()
+        let pendingGovernance = try await store.pendingNotices()
         return try await store.read { db in
             let members = try Row.fetchAll(
                 db,
@@ -82,7 +86,7 @@ public struct AgentStatus: Sendable, Codable {
                     db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NOT NULL AND kind <> 'receipt'") ?? 0,
                 owedReceipts: try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM ack_outbox WHERE sent_at IS NULL AND kind = 'receipt'") ?? 0,
-                counters: counters, atRestEncryption: try AgentStore.atRestEnabled(in: db))
+                counters: counters, atRestEncryption: try AgentStore.atRestEnabled(in: db), pendingGovernance: pendingGovernance)
         }
     }
 }

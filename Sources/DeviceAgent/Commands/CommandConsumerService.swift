@@ -68,6 +68,7 @@ struct CommandConsumerService: Service {
             commandID = id
             engine.faults.atStep(.stored)
         case .sealed(let seq): sealedSeq = seq
+        case .noted: break
         case .ignored, .rejected:
             guard pace.shouldCommitSkipped() else { return }
         }

@@ -125,6 +125,24 @@ extension AgentStore {
             // answers (and violation reports) only.
             try db.execute(sql: "ALTER TABLE ack_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'ack'")
         }
+        migrator.registerMigration("v7-governance-notices") { db in
+            // Governance notices the grant service addressed to this device (signed, verified on
+            // arrival): what `rescind-agent pending` shows even if the service later lists it no
+            // more. Identifiers and times only.
+            try db.execute(
+                sql: """
+                    CREATE TABLE governance_notices (
+                        notice_id TEXT PRIMARY KEY,
+                        operation_id TEXT,
+                        change TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        occurred_at REAL NOT NULL,
+                        notice BLOB NOT NULL,
+                        received_at REAL NOT NULL
+                    );
+                    CREATE INDEX governance_notices_by_operation ON governance_notices (operation_id, occurred_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -65,6 +65,14 @@ final class AgentMetrics: Sendable {
     }
 
     /// `rescind_agent_commands_rejected_total{reason}`: a command refused by validation.
+    /// `rescind_agent_governance_notices_total{change,state}`: governance notices kept.
+    func governanceNotice(_ notice: GovernanceNotice) {
+        registry.makeCounter(
+            descriptor: Self.name("governance_notices", "total", "Governance notices addressed to this device and kept."),
+            labels: [("change", notice.change.rawValue), ("state", notice.state.rawValue)]
+        ).increment()
+    }
+
     func rejected(_ reason: CommandValidation.Rejection) {
         registry.makeCounter(
             descriptor: Self.name("commands_rejected", "total", "Commands refused by validation."), labels: [("reason", reason.rawValue)]

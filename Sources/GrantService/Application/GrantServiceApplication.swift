@@ -44,7 +44,7 @@ public enum GrantServiceApplication {
         }
 
         let outbox = OutboxWriter(signingKey: signingKey, topicPrefix: configuration.kafka.topicPrefix)
-        let identities = IdentityStore(pool: pool, securityDelay: configuration.lifetimes.securityDelay)
+        let identities = IdentityStore(pool: pool, outbox: outbox, securityDelay: configuration.lifetimes.securityDelay)
         let families = FamilyMemberStore(pool: pool, outbox: outbox)
         let router = buildRouter(
             configuration: configuration, pool: pool, identities: identities, families: families,
@@ -104,7 +104,7 @@ public enum GrantServiceApplication {
             metrics: metrics)
         identity.addPublicRoutes(to: v1)
         let governance = GovernanceStore(pool: pool, families: families, delay: configuration.lifetimes.securityDelay)
-        RecoveryController(recoveries: RecoveryStore(pool: pool), governance: governance, lifetimes: configuration.lifetimes)
+        RecoveryController(recoveries: RecoveryStore(pool: pool, outbox: families.outbox), governance: governance, lifetimes: configuration.lifetimes)
             .addRoutes(to: v1)
         let authenticated = v1.group().add(middleware: BearerAuthenticator(identities: identities))
             .add(middleware: DeviceRateLimitMiddleware(limits: limits))

@@ -93,7 +93,7 @@ struct IdentityController {
                 "bad_signature", "the enrolment must be signed with the user's identity key over this challenge and device")
         }
         let device = try await identities.registerDevice(
-            body.device, userID: caller.userID, vouching: [caller.deviceID, challenge.deviceID])
+            body.device, userID: caller.userID, caller: caller.deviceID, vouching: [caller.deviceID, challenge.deviceID])
         return EditedResponse(status: .created, response: device)
     }
 

@@ -65,7 +65,9 @@ struct GovernanceStore: Sendable {
                 "operation_pending",
                 "the same change is already pending for this user: approve, veto or cancel it first (rescind identity pending)")
         }
-        return try await Self.operation(operationID, of: caller.userID, on: connection)!
+        let operation = try await Self.operation(operationID, of: caller.userID, on: connection)!
+        try await families.outbox.announce(GovernanceNotice(operation, actor: caller.deviceID), sparing: caller.deviceID, on: connection)
+        return operation
     }
 
     // MARK: Deciding, by a device
@@ -85,7 +87,7 @@ struct GovernanceStore: Sendable {
             let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
             try await connection.execute(
                 "UPDATE devices SET frozen_at = coalesce(frozen_at, now()) WHERE device_id = \(operation.initiatedBy)")
-            return try await Self.decide(operation, as: .vetoed, by: .device, device: caller.deviceID, on: connection)
+            return try await decide(operation, as: .vetoed, by: .device, device: caller.deviceID, on: connection)
         }
     }
 
@@ -97,7 +99,7 @@ struct GovernanceStore: Sendable {
             guard operation.initiatedBy == caller.deviceID else {
                 throw APIError.forbidden("only the device that began an operation cancels it; another device vetoes it")
             }
-            return try await Self.decide(operation, as: .cancelled, by: .device, device: caller.deviceID, on: connection)
+            return try await decide(operation, as: .cancelled, by: .device, device: caller.deviceID, on: connection)
         }
     }
 
@@ -122,7 +124,7 @@ struct GovernanceStore: Sendable {
     func cancelByRecoveryKey(_ operationID: UUID, userID: UUID) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             let operation = try await Self.lockPending(operationID, of: userID, on: connection)
-            return try await Self.decide(operation, as: .cancelled, by: .recoveryKey, device: nil, on: connection)
+            return try await decide(operation, as: .cancelled, by: .recoveryKey, device: nil, on: connection)
         }
     }
 
@@ -179,14 +181,19 @@ struct GovernanceStore: Sendable {
         }
     }
 
-    /// Withdraws the pending operations a device began, in its retirement's transaction: a
-    /// stolen device, once retired, leaves nothing behind that takes effect later.
-    static func withdraw(initiatedBy deviceID: UUID, on connection: PostgresConnection) async throws {
-        try await connection.execute(
+    /// Withdraws the pending operations a device began, in its retirement's transaction, and
+    /// announces it: a stolen device, once retired, leaves nothing behind that takes effect later.
+    static func withdraw(initiatedBy deviceID: UUID, outbox: OutboxWriter, on connection: PostgresConnection) async throws {
+        let withdrawn = try await connection.query(
             """
             UPDATE governed_operations SET state = 'withdrawn', decided_by = 'retirement', decided_at = now()
             WHERE initiated_by = \(deviceID) AND state = 'pending'
-            """)
+            RETURNING \(unescaped: columns)
+            """
+        ).map(decode)
+        for operation in withdrawn {
+            try await outbox.announce(GovernanceNotice(operation, actor: nil), sparing: nil, on: connection)
+        }
     }
 
     /// Refuses a frozen device's governance requests (begin, approve, veto, clear, enrol, retire).
@@ -283,7 +290,8 @@ struct GovernanceStore: Sendable {
         ).first != nil else { throw APIError.notFound("device of this user") }
     }
 
-    private static func decide(
+    /// Records the decision and announces it.
+    private func decide(
         _ operation: GovernedOperation, as state: GovernedOperation.State, by decider: GovernedOperation.Decider, device: UUID?,
         on connection: PostgresConnection
     ) async throws -> GovernedOperation {
@@ -293,7 +301,10 @@ struct GovernanceStore: Sendable {
             SET state = \(state.rawValue), decided_by = \(decider.rawValue), decided_by_device = \(device), decided_at = now()
             WHERE operation_id = \(operation.operationID)
             """)
-        return try await Self.operation(operation.operationID, of: operation.userID, on: connection)!
+        let decided = try await Self.operation(operation.operationID, of: operation.userID, on: connection)!
+        // Every device hears the decision, the deciding one too: each keeps what it was told is pending.
+        try await families.outbox.announce(GovernanceNotice(decided, actor: device), sparing: nil, on: connection)
+        return decided
     }
 
     /// Makes the operation take effect; one the state moved past meanwhile (another rotation came
@@ -310,8 +321,8 @@ struct GovernanceStore: Sendable {
             }
         } catch let refusal where refusal is APIError || refusal is RuleViolation {
             try await connection.execute("ROLLBACK TO SAVEPOINT governed_operation")
-            return try await Self.decide(operation, as: .superseded, by: decider, device: device, on: connection)
+            return try await decide(operation, as: .superseded, by: decider, device: device, on: connection)
         }
-        return try await Self.decide(operation, as: .applied, by: decider, device: device, on: connection)
+        return try await decide(operation, as: .applied, by: decider, device: device, on: connection)
     }
 }

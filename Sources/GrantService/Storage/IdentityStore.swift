@@ -6,6 +6,8 @@ import RescindServiceSupport
 /// Users, devices and the device-authentication state (challenges, hashed tokens).
 struct IdentityStore: Sendable {
     let pool: PostgresConnectionPool
+    /// Where enrolments and retirements are announced (`OutboxWriter.announce`).
+    let outbox: OutboxWriter
     /// How long a device another device enrols waits before it governs (`insertDevice`).
     var securityDelay: Duration = GrantServiceConfiguration.Lifetimes().securityDelay
 
@@ -33,7 +35,11 @@ struct IdentityStore: Sendable {
     /// while every device in `vouching` (the caller's, the challenge's) is still active.
     /// Their rows are share-locked first, so a concurrent retirement either comes first and
     /// the enrolment is refused with 401, or comes after it and finds the new device listed.
-    func registerDevice(_ request: RegisterDeviceRequest, userID: UUID, vouching: Set<UUID>) async throws -> DeviceResponse {
+    /// The enrolment is announced to the user's other devices, and to the owners who share with
+    /// the user (`caller`: the device that asked).
+    func registerDevice(
+        _ request: RegisterDeviceRequest, userID: UUID, caller: UUID, vouching: Set<UUID>
+    ) async throws -> DeviceResponse {
         try await pool.transaction { connection in
             let active = try await connection.query(
                 """
@@ -44,26 +50,38 @@ struct IdentityStore: Sendable {
             guard active.count == vouching.count else { throw APIError.unauthenticated }
             for device in vouching { try await GovernanceStore.refuseIfFrozen(device, on: connection) }
             do {
-                try await Self.insertDevice(request, userID: userID, governingAfter: securityDelay, on: connection)
+                try await Self.insertDevice(
+                    request, userID: userID, governingAfter: securityDelay, enrolledBy: caller, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a device with this id or key already exists")
             }
+            let governsFrom = try await connection.query(
+                "SELECT governs_from FROM devices WHERE device_id = \(request.deviceID)"
+            ).first!.decode(Date.self, column: 0)
+            try await outbox.announce(
+                GovernanceNotice(.enrolDevice, device: request.deviceID, of: userID, actor: caller, provisionalUntil: governsFrom),
+                sparing: caller, on: connection)
             return try await device(request.deviceID, on: connection)!
         }
     }
 
-    /// - Parameter governingAfter: how long until the device may approve or veto governed
-    ///   operations (`GovernanceStore`): zero for a user's first device and one the recovery key
-    ///   enrols, the security delay when another device enrols it.
+    /// - Parameters:
+    ///   - governingAfter: how long until the device may approve or veto governed operations
+    ///     (`GovernanceStore`): zero for a user's first device and one the recovery key enrols,
+    ///     the security delay when another device enrols it.
+    ///   - enrolledBy: the device that enrolled it, which it is provisional on until it governs
+    ///     (`retire`).
     static func insertDevice(
-        _ request: RegisterDeviceRequest, userID: UUID, governingAfter delay: Duration = .zero, on connection: PostgresConnection
+        _ request: RegisterDeviceRequest, userID: UUID, governingAfter delay: Duration = .zero, enrolledBy: UUID? = nil,
+        on connection: PostgresConnection
     ) async throws {
         try await connection.execute(
             """
-            INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key, governs_from)
+            INSERT INTO devices (device_id, user_id, name, kind, role, signing_public_key, governs_from, enrolled_by)
             VALUES (
                 \(request.deviceID), \(userID), \(request.name), \(request.kind?.rawValue),
-                \((request.role ?? .agent).rawValue), \(request.signingPublicKey), now() + make_interval(secs => \(delay.wholeSeconds)))
+                \((request.role ?? .agent).rawValue), \(request.signingPublicKey), now() + make_interval(secs => \(delay.wholeSeconds)),
+                \(enrolledBy))
             """)
     }
 
@@ -169,7 +187,7 @@ struct IdentityStore: Sendable {
     /// open authentication and enrolment challenges (its next call is a 401) and abandons the
     /// revocation and rotation stagings it began (migration 0017): a device the thief holds, once
     /// retired, blocks nothing, and an honest user whose device died mid-revocation frees the
-    /// family member at once by retiring it.
+    /// family member at once by retiring it. Provisional enrolments follow it (`retire`).
     func retireDevice(_ deviceID: UUID, by userID: UUID, from callerDeviceID: UUID) async throws {
         try await pool.transaction { connection in
             // Both rows, locked in one order: of two devices retiring each other at once, the
@@ -187,20 +205,58 @@ struct IdentityStore: Sendable {
             }
             guard owner == userID else { throw APIError.forbidden("only the device's user can retire it") }
             if deviceID != callerDeviceID { try await GovernanceStore.refuseIfFrozen(callerDeviceID, on: connection) }
-            try await Self.retire(deviceID, on: connection)
+            try await Self.retire(deviceID, of: userID, by: callerDeviceID, outbox: outbox, on: connection)
         }
     }
 
-    /// The retirement itself, on a locked device row: retired, its tokens and open challenges
-    /// deleted, the stagings it began abandoned.
-    static func retire(_ deviceID: UUID, on connection: PostgresConnection) async throws {
+    /// The retirement itself, on a locked device row, and its announcement: retired, its tokens
+    /// and open challenges deleted, the stagings it began abandoned, its pending operations
+    /// withdrawn.
+    ///
+    /// Enrolments are provisional until the enrolled device governs (a security delay after an
+    /// enrolment by another device): retiring a provisional device vetoes its enrolment and
+    /// freezes the device that enrolled it (unless that is `actor`), and the provisional devices
+    /// this one enrolled are retired with it (but `actor`) — a device a thief enrols from a stolen
+    /// phone goes with the phone. An honest device enrolled by the stolen one within the delay
+    /// goes too, unless it is the one retiring: the recovery key restores it.
+    /// - Parameter actor: the device that retires it; `nil` for the recovery key.
+    static func retire(
+        _ deviceID: UUID, of userID: UUID, by actor: UUID?, outbox: OutboxWriter, on connection: PostgresConnection
+    ) async throws {
+        try await connection.execute(
+            """
+            UPDATE devices SET frozen_at = coalesce(frozen_at, now())
+            WHERE device_id = (
+                SELECT enrolled_by FROM devices WHERE device_id = \(deviceID) AND retired_at IS NULL AND governs_from > now())
+              AND device_id IS DISTINCT FROM \(actor) AND retired_at IS NULL
+            """)
+        try await retireWithProvisional(deviceID, of: userID, by: actor, outbox: outbox, on: connection)
+    }
+
+    private static func retireWithProvisional(
+        _ deviceID: UUID, of userID: UUID, by actor: UUID?, outbox: OutboxWriter, on connection: PostgresConnection
+    ) async throws {
+        let provisional = try await connection.query(
+            """
+            SELECT device_id FROM devices
+            WHERE enrolled_by = \(deviceID) AND retired_at IS NULL AND governs_from > now()
+              AND device_id IS DISTINCT FROM \(actor)
+            FOR UPDATE
+            """
+        ).map { try $0.decode(UUID.self, column: 0) }
         try await connection.execute(
             "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
         try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
-        try await GovernanceStore.withdraw(initiatedBy: deviceID, on: connection)
+        try await GovernanceStore.withdraw(initiatedBy: deviceID, outbox: outbox, on: connection)
+        try await outbox.announce(
+            GovernanceNotice(.retireDevice, device: deviceID, of: userID, actor: actor), sparing: actor, alsoTo: deviceID,
+            on: connection)
+        for device in provisional {
+            try await retireWithProvisional(device, of: userID, by: actor, outbox: outbox, on: connection)
+        }
     }
 
     // MARK: Authentication

@@ -6,6 +6,8 @@ import RescindServiceSupport
 /// What a user's recovery key orders: its challenges, and the device changes it makes at once.
 struct RecoveryStore: Sendable {
     let pool: PostgresConnectionPool
+    /// Where the device changes it orders are announced (`OutboxWriter.announce`).
+    let outbox: OutboxWriter
     /// Live challenges a user may have at once: an anonymous caller cannot grow the table beyond it.
     static let liveChallengesPerUser = 5
 
@@ -56,12 +58,14 @@ struct RecoveryStore: Sendable {
 
     /// Enrols a device of `userID`, whatever the state of its other devices.
     func enrol(_ device: RegisterDeviceRequest, userID: UUID) async throws {
-        try await pool.withConnection { connection in
+        try await pool.transaction { connection in
             do {
                 try await IdentityStore.insertDevice(device, userID: userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
                 throw APIError.conflict("already_registered", "a device with this id or key already exists")
             }
+            try await outbox.announce(
+                GovernanceNotice(.enrolDevice, device: device.deviceID, of: userID, actor: nil), sparing: nil, on: connection)
         }
     }
 
@@ -69,15 +73,23 @@ struct RecoveryStore: Sendable {
     func retire(_ deviceID: UUID, userID: UUID) async throws {
         try await pool.transaction { connection in
             try await Self.lockDevice(deviceID, of: userID, on: connection)
-            try await IdentityStore.retire(deviceID, on: connection)
+            try await IdentityStore.retire(deviceID, of: userID, by: nil, outbox: outbox, on: connection)
         }
     }
 
     /// Undoes a retirement: the device authenticates again with its own key (its tokens stay gone).
+    /// The recovery key stands for the device from now on, as if it had enrolled it: it governs
+    /// at once and is no longer provisional on the device that enrolled it.
     func restore(_ deviceID: UUID, userID: UUID) async throws {
         try await pool.transaction { connection in
             try await Self.lockDevice(deviceID, of: userID, on: connection)
-            try await connection.execute("UPDATE devices SET retired_at = NULL WHERE device_id = \(deviceID)")
+            try await connection.execute(
+                """
+                UPDATE devices SET retired_at = NULL, enrolled_by = NULL, governs_from = least(governs_from, registered_at)
+                WHERE device_id = \(deviceID)
+                """)
+            try await outbox.announce(
+                GovernanceNotice(.restoreDevice, device: deviceID, of: userID, actor: nil), sparing: nil, on: connection)
         }
     }
 

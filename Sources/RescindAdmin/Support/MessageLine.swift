@@ -48,6 +48,13 @@ struct MessageLine {
                 "key chain violation \($0.code.rawValue) on \(short($0.familyMemberID)) by device \(short($0.reporterDeviceID))"
                     + ($0.offeredFMKVersion.map { ", offered v\($0)" } ?? "") + " — \($0.detail)"
             }
+        case GovernanceNotice.schema:
+            return describe(GovernanceNotice.self) {
+                let subject = $0.operationID.map { "operation \(short($0))" } ?? $0.subjectDeviceID.map { "device \(short($0))" } ?? "?"
+                let by = $0.actorDeviceID.map { "device \(short($0))" } ?? $0.decidedBy?.rawValue ?? "?"
+                return "governance \($0.change.rawValue) of user \(short($0.userID)): \(subject) \($0.state.rawValue) by \(by)"
+                    + ($0.deviceID.map { " → device \(short($0))" } ?? "") + ($0.audience.map { " (\($0.rawValue))" } ?? "")
+            }
         default:
             return "\(schema) (\(value.count) bytes)"
         }

@@ -312,10 +312,17 @@ struct DemoStory: Sendable {
         let begun = try await thief.registerRotation(to: UserKeys.generate(userID: thief.keys.userID), currentGeneration: generation)
         timeline.log(
             "thief", "begins rotating Adult A's identity from the stolen iPhone → pending until \(Timestamp.format(begun.effectiveAt)) (security delay)")
-        let onIPad = try await DeviceIdentity.session(configuration: try iPad.configuration)
-        if try await onIPad.client.governedOperations().contains(where: { $0.operationID == begun.operationID && $0.state == .pending }) {
-            timeline.log(iPad.name, "sees the pending identity rotation begun by Adult A's iPhone (`rescind-agent pending`)")
+        // The grant service announced it in the same transaction: the iPad's running agent hears
+        // of it on device_commands (a signed governance notice), without asking.
+        let announced = ContinuousClock.now
+        try await waitFor("the iPad's agent to hear of the pending rotation", timeout: .seconds(30)) {
+            try await AgentStatus.read(configuration: try iPad.configuration).pendingGovernance
+                .contains { $0.operationID == begun.operationID }
         }
+        timeline.log(
+            iPad.name,
+            "hears of it on device_commands after \(Self.milliseconds(ContinuousClock.now - announced)) ms (a signed governance notice; `rescind-agent pending` lists it)")
+        let onIPad = try await DeviceIdentity.session(configuration: try iPad.configuration)
         _ = try await onIPad.client.vetoOperation(begun.operationID)
         timeline.log(iPad.name, "vetoes it (`rescind-agent veto`): it never takes effect, and the iPhone is frozen")
         do {
@@ -426,6 +433,10 @@ struct DemoStory: Sendable {
     }
 
     // MARK: Plumbing
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
 
     func waitFor(_ what: String, timeout: Duration, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout

@@ -55,6 +55,17 @@ struct DemoWatcher: Sendable {
         timeline.log(timeline.nameOf(ack.deviceID), "ack \(ack.action.rawValue) → \(outcome)")
     }
 
+    /// A governance notice as the people watching read it: what, about whom, by whom, and its state.
+    static func describe(_ notice: GovernanceNotice?, device: String, nameOf: (UUID) -> String) -> String {
+        guard let notice else { return "governance notice" }
+        let what = notice.change.rawValue.replacingOccurrences(of: "_", with: " ")
+        let subject = notice.subjectDeviceID.map { " of \(nameOf($0))" } ?? ""
+        let by = notice.actorDeviceID == nil ? (notice.decidedBy == .delay ? "the security delay" : "the recovery key") : device
+        return notice.state == .pending
+            ? "ALERT governance: \(what) begun by \(by), pending until \(notice.effectiveAt.map(Timestamp.format) ?? "?") unless vetoed"
+            : "governance: \(what)\(subject) \(notice.state.rawValue) (\(by))"
+    }
+
     private func show(notification value: Data) {
         guard let note = try? SignedMessage<AuditNotification>.decode(value, schema: AuditNotification.schema).payload else {
             return
@@ -70,6 +81,8 @@ struct DemoWatcher: Sendable {
             "ALERT \(device) refused a recipient key: \(note.violation?.code.rawValue ?? "") — \(note.violation?.detail ?? "")"
         case .keyChainViolation:
             "ALERT \(device) refused a key history: \(note.violation?.code.rawValue ?? "") — \(note.violation?.detail ?? "")"
+        case .governanceNotice:
+            Self.describe(note.governance, device: device, nameOf: timeline.nameOf)
         }
         timeline.log("audit service", text)
     }

@@ -25,6 +25,10 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         /// A client refused a key history and reported it: `family_member_id`, `device_id`
         /// (the reporter's), `violation`, `reporter_verification`.
         case keyChainViolation = "key_chain_violation"
+        /// The grant service announced a change to who a user is (`GovernanceNotice`, pending or
+        /// decided; an enrolment, retirement or restoration): `governance`, and
+        /// `family_member_id` for a transfer.
+        case governanceNotice = "governance_notice"
     }
 
     /// How the audit service knows who sent a `key_chain_violation`.
@@ -106,13 +110,15 @@ public struct AuditNotification: Codable, Sendable, Equatable {
     /// The client's report, for `key_chain_violation`.
     public var violation: KeyChainViolation?
     public var reporterVerification: ReporterVerification?
+    /// The notice, for `governance_notice` (as published on `access_events`, without an addressee).
+    public var governance: GovernanceNotice?
     public var occurredAt: Date
 
     public init(
         notificationID: UUID, kind: Kind, familyMemberID: UUID?, eventID: UUID?, deviceID: UUID?,
         commitToLastAckMs: Int? = nil, devices: [DeviceOutcome]? = nil, deadline: Date? = nil,
         error: String? = nil, rejection: Rejection? = nil, violation: KeyChainViolation? = nil,
-        reporterVerification: ReporterVerification? = nil, occurredAt: Date
+        reporterVerification: ReporterVerification? = nil, governance: GovernanceNotice? = nil, occurredAt: Date
     ) {
         self.notificationID = notificationID
         self.kind = kind
@@ -126,12 +132,13 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         self.rejection = rejection
         self.violation = violation
         self.reporterVerification = reporterVerification
+        self.governance = governance
         self.occurredAt = occurredAt
     }
 
     enum CodingKeys: String, CodingKey {
         case notificationID = "notification_id", kind, familyMemberID = "family_member_id", eventID = "event_id"
         case deviceID = "device_id", commitToLastAckMs = "commit_to_last_ack_ms", devices, deadline, error, rejection
-        case violation, reporterVerification = "reporter_verification", occurredAt = "occurred_at"
+        case violation, reporterVerification = "reporter_verification", governance, occurredAt = "occurred_at"
     }
 }

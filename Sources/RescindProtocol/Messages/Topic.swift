@@ -4,9 +4,11 @@
 public enum Topic: String, CaseIterable, Sendable, Codable {
     /// One fact per committed revocation; keyed by family member id.
     case revocationEvents = "revocation_events"
-    /// Every other access change; keyed by family member id.
+    /// Every other access change, keyed by family member id; and each governance notice
+    /// once for the audit service, keyed by user id.
     case accessEvents = "access_events"
-    /// One command per affected device; keyed by device id.
+    /// One command per affected device, and the governance notices addressed to a device
+    /// (`GovernanceNotice`); keyed by device id.
     case deviceCommands = "device_commands"
     /// One signed acknowledgement per command; keyed by device id.
     case deviceAcks = "device_acks"

@@ -84,6 +84,25 @@ extension AuditNotification: BoundaryValidated {
             try FieldCheck("rejection.").text(rejection.signer, "signer", maxLength: MessageLimits.signerLength * 2)
         }
         try violation?.validate()
+        try governance?.validate()
         try check.timestamp(occurredAt, "occurred_at")
+    }
+}
+
+extension GovernanceNotice: BoundaryValidated {
+    public func validate() throws(MessageError) {
+        let check = FieldCheck()
+        try check.timestamp(occurredAt, "occurred_at")
+        if let effectiveAt { try check.timestamp(effectiveAt, "effective_at") }
+        // The copy for a device says why it hears of it; the audit copy names no device.
+        guard (deviceID == nil) == (audience == nil) else { throw .invalidField("audience") }
+        switch change {
+        case .rotateIdentity, .transferOwnership:
+            guard operationID != nil else { throw .invalidField("operation_id") }
+            if change == .transferOwnership, familyMemberID == nil { throw .invalidField("family_member_id") }
+        case .enrolDevice, .retireDevice, .restoreDevice:
+            guard subjectDeviceID != nil, state == .applied else { throw .invalidField("subject_device_id") }
+        }
+        if state == .pending, effectiveAt == nil { throw .invalidField("effective_at") }
     }
 }

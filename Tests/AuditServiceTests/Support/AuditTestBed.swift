@@ -96,6 +96,13 @@ final class AuditTestBed: Sendable {
         try await publishRaw(.accessEvents, key: event.familyMemberID, value: try message.encoded())
     }
 
+    /// A governance notice as the grant service publishes its audit copy: on `access_events`, keyed by user.
+    func publish(_ notice: GovernanceNotice, signer: Ed25519.PrivateKey? = nil) async throws {
+        let message = try SignedMessage(
+            schema: GovernanceNotice.schema, signer: "grant-service", payload: notice, key: signer ?? grantKey)
+        try await publishRaw(.accessEvents, key: notice.userID, value: try message.encoded())
+    }
+
     func publish(_ ack: DeviceAck, signedBy key: Ed25519.PrivateKey, signer: String? = nil) async throws {
         let message = try SignedMessage(
             schema: DeviceAck.schema, signer: signer ?? "device:\(ack.deviceID.uuidString.lowercased())", payload: ack,
