@@ -173,6 +173,7 @@ import Testing
                     second.revocationID, CommitRevocationRequest(newFMKVersion: 3, grants: grants, statement: statement))
             }
             _ = try await a.client.uploadRevocationBatch(second.revocationID, Array(staged.prefix(1)))
+            try await a.stageKeptVersions(second, newFMK: newFMK)
             let withoutC = grants.filter { $0.granteeUserID != home.adultC.keys.userID }
             await expectFailure(422, "grants_mismatch") {
                 try await a.client.commitRevocation(
