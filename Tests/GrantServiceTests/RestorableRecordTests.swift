@@ -100,6 +100,31 @@ import Testing
         }
     }
 
+    @Test("the database itself refuses a version bump that leaves a kept version under the old FMK")
+    func theDatabaseRefusesAKeptVersionLeftBehind() async throws {
+        // Adversary: a bug (or a commit path that forgot the versions) with write access to the schema.
+        try await GrantServiceHarness.with { service in
+            let home = try await Household.make(service, records: 2)
+            try await home.adultB.client.deleteRecord(home.emma, home.recordIDs[0])
+            var refusal: PostgresError?
+            do {
+                try await service.withConnection { connection in
+                    try await connection.transaction { connection in
+                        let emma = home.emma
+                        try await connection.execute("UPDATE family_members SET current_fmk_version = 2 WHERE family_member_id = \(emma)")
+                        try await connection.execute("UPDATE records SET fmk_version = 2 WHERE family_member_id = \(emma)")
+                        try await connection.execute(
+                            "UPDATE access_grants SET fmk_version = 2 WHERE family_member_id = \(emma) AND revoked_at IS NULL")
+                    }
+                }
+            } catch let error as PostgresError {
+                refusal = error
+            }
+            #expect(refusal?.isForeignKeyViolation == true && refusal?.table == "record_versions", "\(String(describing: refusal))")
+            #expect(try await home.adultA.client.fmkVersion(home.emma).currentFMKVersion == 1)
+        }
+    }
+
     @Test("a rotation re-encrypts the kept versions like the records")
     func rotationReencryptsKeptVersions() async throws {
         try await GrantServiceHarness.with { service in
