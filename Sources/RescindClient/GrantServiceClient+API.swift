@@ -176,6 +176,17 @@ extension GrantServiceClient {
         }
     }
 
+    /// The deleted and overwritten versions the family member keeps, newest first (the owner's alone).
+    public func recordVersions(_ familyMemberID: UUID) async throws -> RecordVersionList {
+        try await send(.get, "v1/family-members/\(familyMemberID)/record-versions")
+    }
+
+    /// Restores a kept version of a record (the latest, or `versionID`): the owner's alone.
+    public func restoreRecord(_ familyMemberID: UUID, _ recordID: UUID, version versionID: UUID? = nil) async throws -> RecordResponse {
+        try await send(
+            .post, "v1/family-members/\(familyMemberID)/records/\(recordID)/restore", body: RestoreRecordRequest(versionID: versionID))
+    }
+
     // MARK: Revocation
 
     /// What revoking `user` from the family member would do, changing nothing (the owner's alone).
@@ -213,6 +224,11 @@ extension GrantServiceClient {
         let response = try await sendRaw(
             .put, path, query: [], body: body, contentType: BinaryRecords.mediaType, authenticated: true)
         return try decodeAnswer(of: path) { try CanonicalJSON.decode(UploadBatchResponse.self, from: response.body) }
+    }
+
+    /// Stages re-encrypted kept versions (restorable records) of a revocation in progress.
+    public func uploadRevocationVersions(_ revocationID: UUID, _ versions: [StagedRecordVersion]) async throws -> UploadVersionsResponse {
+        try await send(.put, "v1/revocations/\(revocationID)/versions", body: UploadVersionsRequest(versions: versions))
     }
 
     public func commitRevocation(_ revocationID: UUID, _ request: CommitRevocationRequest) async throws -> RevocationCommitted {

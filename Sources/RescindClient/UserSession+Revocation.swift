@@ -121,7 +121,13 @@ extension UserSession {
                 try newGrant(newFMK, for: $0, familyMemberID: revocation.familyMemberID, version: revocation.newFMKVersion)
             }
             var catchUps = 0
+            // The deleted and overwritten versions the owner can restore: re-encrypted like the
+            // records before every commit attempt (a commit that would leave one under the old FMK
+            // is refused), those made meanwhile included.
+            var stagedVersions: Set<UUID> = []
             while true {
+                _ = try await stageVersions(
+                    revocation, from: oldFMK, to: newFMK, staged: &stagedVersions, batchSize: uploadBatchSize)
                 progress(RevocationProgress(phase: .committing, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                 try await beforeCommit(catchUps)
                 let elapsed = ContinuousClock.now - started

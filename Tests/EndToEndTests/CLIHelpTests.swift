@@ -6,7 +6,7 @@ extension CLITests {
         static let commands = [
             "", "identity", "identity create", "identity show", "identity code", "identity trust", "identity rotate", "identity passphrase",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
-            "record", "record add", "record list", "record show", "grant", "invite", "invite create", "invite accept", "invite complete", "revoke", "rotate", "device", "device list", "device retire", "access-log", "revocation",
+            "record", "record add", "record list", "record show", "record trash", "record restore", "grant", "invite", "invite create", "invite accept", "invite complete", "revoke", "rotate", "device", "device list", "device retire", "access-log", "revocation",
         ].map { "rescind \($0)" } + [
             "", "tail", "migrate", "keys", "keys generate", "keys public", "keys token",
         ].map { "rescind-admin \($0)" } + [

@@ -146,3 +146,27 @@ import Testing
         #expect(GrantRulesTests.violation { try GrantRules.checkUnchangedVersion(current: 3, from: 2) } == GrantRules.versionConflict(current: 3))
     }
 }
+
+@Suite struct GrantRulesRecordVersionTests {
+    @Test func aRestoreFindsAKeptVersionOfThisFamilyMemberWithinTheRetention() throws {
+        let now = Date()
+        try GrantRules.checkRestorable(kept: (now, false), elsewhere: false, retentionDays: 30)
+        let other = GrantRulesTests.violation { try GrantRules.checkRestorable(kept: (now, false), elsewhere: true, retentionDays: 30) }
+        #expect(other?.code == "record_of_other_family_member" && other?.kind == .refused)
+        let none = GrantRulesTests.violation { try GrantRules.checkRestorable(kept: nil, elsewhere: false, retentionDays: 30) }
+        #expect(none?.code == "no_restorable_version" && none?.apiError.status == .notFound)
+        let expired = GrantRulesTests.violation { try GrantRules.checkRestorable(kept: (now, true), elsewhere: false, retentionDays: 30) }
+        #expect(expired?.code == "restore_window_passed" && expired?.apiError.status == .gone)
+        #expect(expired?.message.contains("30 days") == true)
+    }
+
+    @Test func aCommitLeavesNoKeptVersionBehindAndAnUploadNamesOnlyThisFamilyMembersOnce() throws {
+        try GrantRules.checkVersionsStaged(total: 3, unstaged: 0)
+        let left = GrantRulesTests.violation { try GrantRules.checkVersionsStaged(total: 3, unstaged: 1) }
+        #expect(left?.code == "records_changed" && left?.apiError.status == .conflict)
+        let (a, b) = (UUID(), UUID())
+        try GrantRules.checkVersionBatch([a, b], owned: 2)
+        #expect(GrantRulesTests.violation { try GrantRules.checkVersionBatch([a, a], owned: 2) }?.kind == .malformed)
+        #expect(GrantRulesTests.violation { try GrantRules.checkVersionBatch([a, b], owned: 1) }?.code == "unknown_versions")
+    }
+}

@@ -83,6 +83,12 @@ import Testing
         let committed = try await adultA.revoke(emma, user: adultC.keys.userID, reason: "custody change")
         _ = try await adultA.revocationExposure(committed.eventID)
         try await client.deleteRecord(emma, record)
+        // The deleted record in the owner's trash, restored (the later revocations re-encrypt the
+        // version its restore kept).
+        _ = try await client.recordVersions(emma)
+        _ = try await client.restoreRecord(emma, record)
+        let (fmk2, version2) = try await adultA.currentFMK(emma)
+        _ = try await adultA.putRecord(emma, recordID: record, plaintext: Array("blood type A+".utf8), fmk: fmk2, version: version2)
 
         // Another device enrolled and retired.
         let tablet = try await adultA.addDevice(name: "Adult A's tablet", kind: .tablet)

@@ -155,7 +155,8 @@ import Testing
                     _ = try await b.putRecord(home.emma, recordID: home.recordIDs[1], plaintext: Array("edited by B".utf8), fmk: home.fmk, version: 1)
                     _ = try await b.putRecord(home.emma, recordID: added, plaintext: Array("added by B".utf8), fmk: home.fmk, version: 1)
                 })
-            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 5)
+            // 4 live records and the version B's edit replaced (kept, restorable by the owner).
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 6)
             let records = try await home.adultC.readRecords(home.emma)
             #expect(records[home.recordIDs[1]] == Array("edited by B".utf8) && records[added] == Array("added by B".utf8))
             #expect(records.count == 5)
@@ -172,6 +173,7 @@ import Testing
                     second.revocationID, CommitRevocationRequest(newFMKVersion: 3, grants: grants, statement: statement))
             }
             _ = try await a.client.uploadRevocationBatch(second.revocationID, Array(staged.prefix(1)))
+            try await a.stageKeptVersions(second, newFMK: newFMK)
             let withoutC = grants.filter { $0.granteeUserID != home.adultC.keys.userID }
             await expectFailure(422, "grants_mismatch") {
                 try await a.client.commitRevocation(

@@ -32,7 +32,8 @@ import Testing
                     _ = try await b.putRecord(home.emma, recordID: added, plaintext: Array("added by B".utf8), fmk: home.fmk, version: 1)
                     try await b.client.deleteRecord(home.emma, home.recordIDs[2])
                 })
-            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 4)
+            // 4 live records and the 2 versions B's edit and deletion kept (restorable by the owner).
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 6)
             #expect(progress.phases.contains(.catchingUp), "\(progress.phases)")
             #expect(progress.phases.last == .committed)
 
@@ -70,6 +71,8 @@ import Testing
             let edited = try await a.client.record(home.emma, home.recordIDs[0])
             let staged = try await RecordCipher.reseal([edited], from: home.fmk, to: newFMK, newVersion: 2)
             _ = try await a.client.uploadRevocationBatch(revocation.revocationID, staged)
+            // The version the edit replaced is kept, and re-encrypted like the records.
+            #expect(try await a.stageKeptVersions(revocation, newFMK: newFMK) == 1)
             _ = try await a.client.commitRevocation(revocation.revocationID, commit)
             #expect(try await home.adultB.readRecords(home.emma)[home.recordIDs[0]] == Array("late edit".utf8))
         }

@@ -50,7 +50,8 @@ import Testing
             let committed = try await home.adultA.complete(revocation, uploadBatchSize: 500, progress: { _ in }) {
                 try await home.adultB.client.deleteRecord(home.emma, home.recordIDs[0])
             }
-            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 3)
+            // 3 records and the deleted one's kept version (restorable by the owner).
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 4)
             let remaining = try await home.adultB.readRecords(home.emma)
             #expect(Set(remaining.keys) == Set(home.recordIDs.dropFirst()))
             await expectFailure(403, "access_revoked") { try await home.adultC.client.wrappedKey(home.emma) }

@@ -80,8 +80,9 @@ import Testing
             let now = try await owner.allRecords(home.emma).filter { $0.recordID == edited }
             _ = try await owner.client.uploadRevocationBatch(
                 id, try await RecordCipher.reseal(now, from: home.fmk, to: newFMK, newVersion: rotation.newFMKVersion))
+            try await owner.stageKeptVersions(rotation, newFMK: newFMK)
             let committed = try await owner.client.commitRevocation(id, commit)
-            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 4)
+            #expect(committed.newFMKVersion == 2 && committed.recordsReencrypted == 5, "4 records and the version B's edit kept")
             #expect(try await b.currentFMK(home.emma).fmk == newFMK)
             let read = try await b.readRecords(home.emma)
             #expect(read.count == 4 && read[edited] == Array("B's edit".utf8) && read[home.recordIDs[0]] == Array("record 0".utf8))

@@ -155,39 +155,45 @@ import Testing
             // Refused and nothing changed: the edit is what everyone reads, under FMK v1.
             #expect(try await home.adultB.readRecords(home.emma)[staged[0].recordID] == edited)
             #expect(try await service.count("SELECT count(*) FROM records WHERE fmk_version <> 1") == 0)
-            // 3 live bodies (the edit replaced its record's old one at once) + 3 staged.
-            #expect(try await Self.counts(service).bodies == 6)
+            // 3 live bodies + the one the edit replaced (kept, restorable) + 3 staged.
+            #expect(try await Self.counts(service).bodies == 7)
 
             // Re-encrypt the edited record from its new content; the commit now keeps the edit.
             let current = try await a.allRecords(home.emma).filter { $0.recordID == staged[0].recordID }
             let redo = try await RecordCipher.reseal(current, from: home.fmk, to: newFMK, newVersion: revocation.newFMKVersion)
             _ = try await a.client.uploadRevocationBatch(revocation.revocationID, redo)
-            #expect(try await Self.counts(service).bodies == 6)
+            #expect(try await Self.counts(service).bodies == 7)
+            // The kept version is re-encrypted too: one more staged body.
+            try await a.stageKeptVersions(revocation, newFMK: newFMK)
             let committed = try await a.client.commitRevocation(revocation.revocationID, commit)
-            #expect(committed.recordsReencrypted == 3)
+            #expect(committed.recordsReencrypted == 4)
             #expect(try await home.adultB.readRecords(home.emma)[staged[0].recordID] == edited)
-            #expect(try await Self.collect(service) == 3)
+            #expect(try await Self.collect(service) == 4)
             let counts = try await Self.counts(service)
-            #expect(counts.records == 3 && counts.bodies == 3 && counts.garbage == 0 && counts.staged == 0)
+            #expect(counts.records == 3 && counts.bodies == 4 && counts.garbage == 0 && counts.staged == 0)
         }
     }
 
     /// A record deleted after the download is not brought back by the commit, and its staged body
-    /// is queued with the replaced ones.
-    @Test func aRecordDeletedDuringTheRevocationLeavesNoBody() async throws {
+    /// is queued with the replaced ones; its live body is kept as a restorable version, re-encrypted.
+    @Test func aRecordDeletedDuringTheRevocationLeavesOnlyItsKeptVersion() async throws {
         try await GrantServiceHarness.with(Self.noJanitor) { service in
             let home = try await Household.make(service, records: 3)
             let revocation = try await home.adultA.client.beginRevocation(
                 home.emma, BeginRevocationRequest(revokedUserID: home.adultC.keys.userID))
-            let (commit, _) = try await home.adultA.stage(revocation)
+            let (commit, newFMK) = try await home.adultA.stage(revocation)
             try await home.adultB.client.deleteRecord(home.emma, home.recordIDs[2])
+            await expectFailure(409, "records_changed") {
+                try await home.adultA.client.commitRevocation(revocation.revocationID, commit)
+            }
+            try await home.adultA.stageKeptVersions(revocation, newFMK: newFMK)
             let committed = try await home.adultA.client.commitRevocation(revocation.revocationID, commit)
-            #expect(committed.recordsReencrypted == 2)
-            // 2 replaced bodies and the deleted record's staged one (its live body went with it).
-            #expect(try await Self.counts(service).garbage == 3)
-            #expect(try await Self.collect(service) == 3)
+            #expect(committed.recordsReencrypted == 3, "2 records and the deleted one's kept version")
+            // 2 replaced bodies, the deleted record's staged one, and the kept version's old one.
+            #expect(try await Self.counts(service).garbage == 4)
+            #expect(try await Self.collect(service) == 4)
             let counts = try await Self.counts(service)
-            #expect(counts.records == 2 && counts.bodies == 2)
+            #expect(counts.records == 2 && counts.bodies == 3)
             #expect(try await home.adultB.readRecords(home.emma).keys.sorted() == home.recordIDs.prefix(2).sorted())
         }
     }

@@ -63,7 +63,8 @@ public enum GrantServiceApplication {
             logger: logger)
         let janitor = Janitor(
             pool: pool, families: families, outbox: outbox, retention: configuration.lifetimes.revokedGrantRetention,
-            deviceCommandRetention: configuration.lifetimes.deviceCommandRetention, logger: logger)
+            deviceCommandRetention: configuration.lifetimes.deviceCommandRetention,
+            versions: RecordVersionStore(pool: pool, retention: configuration.lifetimes.recordVersionRetention), logger: logger)
         app.addServices(
             PoolService(pool: pool),
             OutboxRelay(
@@ -111,6 +112,8 @@ public enum GrantServiceApplication {
         identity.addAuthenticatedRoutes(to: authenticated)
         FamilyMemberController(families: families, governance: governance, checkIns: checkIns).addRoutes(to: authenticated)
         RecordController(records: records, checkIns: checkIns).addRoutes(to: authenticated)
+        RecordVersionController(versions: RecordVersionStore(pool: pool, retention: configuration.lifetimes.recordVersionRetention))
+            .addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool), governance: governance).addRoutes(to: authenticated)
         GovernanceController(governance: governance).addRoutes(to: authenticated)
         InvitationController(invitations: InvitationStore(pool: pool)).addRoutes(to: authenticated)

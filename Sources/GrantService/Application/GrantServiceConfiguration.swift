@@ -66,6 +66,9 @@ public struct GrantServiceConfiguration: Sendable {
         /// than the audit service's re-issues (minutes to hours); a device offline for longer
         /// still converges by its version check, but cannot answer those commands.
         public var deviceCommandRetention: Duration = .seconds(90 * 86_400)
+        /// A record deleted or overwritten stays restorable by its family member's owner for this
+        /// long, then the janitor deletes it; `RESCIND_GRANT_RECORD_VERSION_RETENTION_DAYS` (at least 1).
+        public var recordVersionRetention: Duration = .seconds(30 * 86_400)
         /// How often expired state is cleaned up; `RESCIND_JANITOR_INTERVAL_SECONDS`.
         public var janitorInterval: Duration = .seconds(60)
         /// How long an operation that changes who a user is (an identity rotation begun from
@@ -175,6 +178,8 @@ public struct GrantServiceConfiguration: Sendable {
             86_400 * (try reader.int("RESCIND_GRANT_RETENTION_DAYS", default: 30, range: 0...3650)))
         lifetimes.deviceCommandRetention = .seconds(
             86_400 * (try reader.int("RESCIND_GRANT_DEVICE_COMMAND_RETENTION_DAYS", default: 90, range: 1...3650)))
+        lifetimes.recordVersionRetention = .seconds(
+            86_400 * (try reader.int("RESCIND_GRANT_RECORD_VERSION_RETENTION_DAYS", default: 30, range: 1...3650)))
         lifetimes.janitorInterval = try reader.seconds("RESCIND_JANITOR_INTERVAL_SECONDS", default: lifetimes.janitorInterval)
         lifetimes.securityDelay = .seconds(
             try reader.int(

@@ -18,6 +18,8 @@ extension GrantList: ResponseEncodable {}
 extension KeyStatementList: ResponseEncodable {}
 extension RecordResponse: ResponseEncodable {}
 extension RecordPage: ResponseEncodable {}
+extension RecordVersionList: ResponseEncodable {}
+extension UploadVersionsResponse: ResponseEncodable {}
 extension RevocationResponse: ResponseEncodable {}
 extension RevocationList: ResponseEncodable {}
 extension UploadBatchResponse: ResponseEncodable {}

@@ -2,7 +2,7 @@ import Hummingbird
 import RescindServiceSupport
 
 /// The one place where a broken business rule gets its HTTP status: ill-formed → 400,
-/// refused → 422, not allowed → 403, not found → 404, conflict → 409, unauthenticated → 401, in the
+/// refused → 422, not allowed → 403, not found → 404, conflict → 409, unauthenticated → 401, expired → 410, in the
 /// services' JSON error shape.
 extension RuleViolation {
     var status: HTTPResponse.Status {
@@ -13,6 +13,7 @@ extension RuleViolation {
         case .notFound: .notFound
         case .conflict: .conflict
         case .unauthenticated: .unauthorized
+        case .expired: .gone
         }
     }
 

@@ -7,7 +7,8 @@ import RescindProtocol
 import ServiceLifecycle
 
 /// Periodic clean-up: abandoned revocation stagings (and their staged bodies), the record
-/// bodies a revocation's commit replaced (`RecordBodies`), spent challenges and
+/// bodies a revocation's commit replaced (`RecordBodies`), deleted and overwritten records past
+/// their restore window (`RecordVersionStore`), spent challenges and
 /// expired tokens, published outbox rows, the devices' kept commands older than
 /// `deviceCommandRetention`, and — the seeds' retention rule — revoked grants older
 /// than the retention period (each purge announced on `access_events` so the audit
@@ -19,6 +20,8 @@ struct Janitor: Sendable {
     let retention: Duration
     /// How long a device's signed commands stay fetchable at check-in (`device_commands`).
     let deviceCommandRetention: Duration
+    /// Deleted and overwritten records past their restore window are deleted.
+    let versions: RecordVersionStore
     let logger: Logger
 
     /// One pass; the application runs it every janitor interval (`PeriodicService`).
@@ -35,6 +38,8 @@ struct Janitor: Sendable {
             try await connection.execute("DELETE FROM auth_tokens WHERE expires_at < now()")
             try await connection.execute("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
         }
+        let expired = try await versions.purge()
+        if expired > 0 { logger.info("deleted record versions past the restore window", metadata: [LogKey.records: "\(expired)"]) }
         let pruned = try await pruneDeviceCommands()
         if pruned > 0 { logger.info("pruned device commands past retention", metadata: [LogKey.commands: "\(pruned)"]) }
         let purged = try await purgeRevokedGrants()

@@ -20,8 +20,7 @@ struct RecordController {
     @Sendable func put(_ request: Request, context: GrantRequestContext) async throws -> RecordResponse {
         let caller = try context.requireIdentity()
         let body = try await request.decode(as: PutRecordRequest.self, context: context)
-        return try await records.put(
-            try context.familyMemberID(), try context.uuidParameter("recordID"), body, by: caller.userID)
+        return try await records.put(try context.familyMemberID(), try context.uuidParameter("recordID"), body, by: caller)
     }
 
     @Sendable func get(_ request: Request, context: GrantRequestContext) async throws -> RecordResponse {
@@ -31,7 +30,7 @@ struct RecordController {
 
     @Sendable func delete(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
         try await records.delete(
-            try context.familyMemberID(), try context.uuidParameter("recordID"), by: try context.requireIdentity().userID)
+            try context.familyMemberID(), try context.uuidParameter("recordID"), by: try context.requireIdentity())
         return .noContent
     }
 

@@ -20,8 +20,9 @@ struct RevocationController {
         group.post("family-members/:familyMemberID/rotations", use: beginRotation)
         // A child group of its own: middleware added to `group` itself would also apply
         // to every route registered on it afterwards (commit, abandon).
-        group.group().add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
-            .put("revocations/:revocationID/records", use: upload)
+        let uploads = group.group().add(middleware: BodyLimitMiddleware(bytes: maxUploadBytes))
+        uploads.put("revocations/:revocationID/records", use: upload)
+        uploads.put("revocations/:revocationID/versions", use: uploadVersions)
         group.post("revocations/:revocationID/commit", use: commit)
         group.delete("revocations/:revocationID", use: abandon)
     }
@@ -61,6 +62,14 @@ struct RevocationController {
         let body = try await BinaryRecordsCoding.uploadBatch(from: request, context: context)
         guard body.records.count <= 5000 else { throw APIError.payloadTooLarge(limit: maxUploadBytes) }
         return try await revocations.upload(try context.uuidParameter("revocationID"), by: caller, body)
+    }
+
+    /// The kept versions (restorable records) re-encrypted like the records, in JSON.
+    @Sendable func uploadVersions(_ request: Request, context: GrantRequestContext) async throws -> UploadVersionsResponse {
+        let caller = try context.requireIdentity()
+        let body = try await request.decode(as: UploadVersionsRequest.self, context: context)
+        guard body.versions.count <= 5000 else { throw APIError.payloadTooLarge(limit: maxUploadBytes) }
+        return try await revocations.uploadVersions(try context.uuidParameter("revocationID"), by: caller, body)
     }
 
     @Sendable func commit(_ request: Request, context: GrantRequestContext) async throws -> RevocationCommitted {

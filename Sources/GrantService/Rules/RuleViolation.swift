@@ -15,6 +15,8 @@ struct RuleViolation: Error, Equatable, Sendable {
         case conflict
         /// The calling device can no longer authenticate (retired while its call ran).
         case unauthenticated
+        /// What the request names existed but its time is over (a restore window that passed).
+        case expired
     }
 
     let kind: Kind

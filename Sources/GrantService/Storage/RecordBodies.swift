@@ -59,6 +59,7 @@ enum RecordBodies {
             INSERT INTO record_body_garbage (body_id)
             SELECT body_id FROM staged_records WHERE staging_id = ANY(\(ids))
             """)
+        try await RecordVersionStore.queueStaged(of: stagings, on: connection)
         try await connection.execute("DELETE FROM staged_records WHERE staging_id = ANY(\(ids))")
         try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = ANY(\(ids))")
     }
@@ -67,8 +68,8 @@ enum RecordBodies {
     /// queue has no key (migration 0015: a revocation's commit queues every old body, and an index
     /// on them cost more than the queueing): rows are taken by their physical position, and a
     /// body queued twice is deleted once.
-    /// A queued body that a record still names (which the write paths never do) is kept and
-    /// dropped from the queue: deleting it would lose the record.
+    /// A queued body that a record or a kept version still names (which the write paths never do)
+    /// is kept and dropped from the queue: deleting it would lose the record.
     /// - Returns: how many bodies were deleted.
     @discardableResult
     static func collect(on connection: PostgresConnection) async throws -> Int {
@@ -85,6 +86,7 @@ enum RecordBodies {
                         DELETE FROM record_bodies b USING batch
                         WHERE b.body_id = batch.body_id
                           AND NOT EXISTS (SELECT 1 FROM records r WHERE r.body_id = b.body_id)
+                          AND NOT EXISTS (SELECT 1 FROM record_versions v WHERE v.body_id = b.body_id)
                         RETURNING 1)
                     SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM gone)
                     """

@@ -9,16 +9,19 @@ struct RecordStore: Sendable {
 
     /// Creates or replaces a record. It must be encrypted under the current FMK
     /// version (409 otherwise: the writer missed a rotation).
-    func put(_ familyMemberID: UUID, _ recordID: UUID, _ request: PutRecordRequest, by userID: UUID) async throws -> RecordResponse {
+    /// The ciphertext it replaces is kept, restorable by the owner (`RecordVersionStore`).
+    func put(
+        _ familyMemberID: UUID, _ recordID: UUID, _ request: PutRecordRequest, by caller: AuthenticatedDevice
+    ) async throws -> RecordResponse {
         try Self.validate(nonce: request.nonce, tag: request.tag)
         return try await pool.transaction { connection in
-            let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, lock: true, on: connection)
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: caller.userID, lock: true, on: connection)
             try await access.requireWriteAccess(on: connection)
             guard request.fmkVersion == access.currentFMKVersion else {
                 throw APIError.versionConflict(current: access.currentFMKVersion)
             }
             // Write-once bodies (migration 0014): the new ciphertext is a new body; the record row
-            // points at it and the body it replaces is deleted in the same transaction.
+            // points at it and the body it replaces is kept as a restorable version (migration 0023).
             let bodyID = UUID()
             try await connection.execute(
                 """
@@ -26,8 +29,11 @@ struct RecordStore: Sendable {
                 VALUES (\(bodyID), \(request.nonce), \(request.ciphertext), \(request.tag))
                 """)
             let replaced = try await connection.query(
-                "SELECT body_id FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID) FOR UPDATE"
-            ).first.map { try $0.decode(UUID.self, column: 0) }
+                """
+                SELECT body_id, fmk_version FROM records
+                WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID) FOR UPDATE
+                """
+            ).first.map { try $0.decode(UUID.self, Int.self) }
             let rows = try await connection.query(
                 """
                 INSERT INTO records (record_id, family_member_id, fmk_version, body_id)
@@ -41,7 +47,11 @@ struct RecordStore: Sendable {
             guard let changeSeq = try rows.first?.decode(Int64.self, column: 0) else {
                 throw APIError.conflict("record_id_taken", "this record id belongs to another family member")
             }
-            if let replaced { try await connection.execute("DELETE FROM record_bodies WHERE body_id = \(replaced)") }
+            if let replaced {
+                try await RecordVersionStore.keep(
+                    bodyID: replaced.0, fmkVersion: replaced.1, of: recordID, in: familyMemberID, kind: .overwritten, by: caller,
+                    on: connection)
+            }
             try await connection.execute(
                 "DELETE FROM record_tombstones WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)")
             return RecordResponse(
@@ -70,14 +80,19 @@ struct RecordStore: Sendable {
         }
     }
 
-    func delete(_ familyMemberID: UUID, _ recordID: UUID, by userID: UUID) async throws {
+    /// Leaves a tombstone for sync; the ciphertext is kept, restorable by the owner (`RecordVersionStore`).
+    func delete(_ familyMemberID: UUID, _ recordID: UUID, by caller: AuthenticatedDevice) async throws {
         try await pool.transaction { connection in
-            let access = try await FamilyMemberAccess.load(familyMemberID, for: userID, lock: true, on: connection)
+            let access = try await FamilyMemberAccess.load(familyMemberID, for: caller.userID, lock: true, on: connection)
             try await access.requireWriteAccess(on: connection)
-            guard let body = try await connection.query(
-                "DELETE FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID) RETURNING body_id"
-            ).first?.decode(UUID.self, column: 0) else { throw APIError.notFound("record") }
-            try await connection.execute("DELETE FROM record_bodies WHERE body_id = \(body)")
+            guard let deleted = try await connection.query(
+                """
+                DELETE FROM records WHERE record_id = \(recordID) AND family_member_id = \(familyMemberID)
+                RETURNING body_id, fmk_version
+                """
+            ).first?.decode(UUID.self, Int.self) else { throw APIError.notFound("record") }
+            try await RecordVersionStore.keep(
+                bodyID: deleted.0, fmkVersion: deleted.1, of: recordID, in: familyMemberID, kind: .deleted, by: caller, on: connection)
             try await connection.execute(
                 """
                 INSERT INTO record_tombstones (record_id, family_member_id) VALUES (\(recordID), \(familyMemberID))

@@ -125,7 +125,7 @@ struct RevocationStore: Sendable {
     // MARK: Preview
 
     /// What revoking `revokedUserID` would do now, changing nothing: who loses access, how many
-    /// records would be re-encrypted, and the devices the commit would command (`expectedDevices`,
+    /// records would be re-encrypted (the kept versions counted with them), and the devices the commit would command (`expectedDevices`,
     /// the commit's own query). The owner's alone; refused as `begin` would refuse it.
     func preview(_ familyMemberID: UUID, revoking revokedUserID: UUID, by owner: UUID) async throws -> RevocationPreview {
         try await pool.transaction { connection in
@@ -135,6 +135,7 @@ struct RevocationStore: Sendable {
             let (name, recordCount) = try await connection.query(
                 """
                 SELECT u.display_name, (SELECT count(*) FROM records WHERE family_member_id = \(familyMemberID))
+                                       + (SELECT count(*) FROM record_versions WHERE family_member_id = \(familyMemberID))
                 FROM users u WHERE u.user_id = \(revokedUserID)
                 """
             ).first!.decode(String.self, Int.self)
@@ -225,6 +226,20 @@ struct RevocationStore: Sendable {
         }
     }
 
+    /// Stages a batch of re-encrypted kept versions (`RecordVersionStore.stage`): only the device
+    /// that began the revocation, as for records.
+    func uploadVersions(
+        _ revocationID: UUID, by caller: AuthenticatedDevice, _ request: UploadVersionsRequest
+    ) async throws -> UploadVersionsResponse {
+        for version in request.versions { try RecordStore.validate(nonce: version.nonce, tag: version.tag) }
+        return try await pool.transaction { connection in
+            let staging = try await Staging.load(revocationID, by: caller, lock: .keyShare, on: connection)
+            try await RecordVersionStore.stage(
+                request.versions, revocationID: revocationID, familyMemberID: staging.familyMemberID, on: connection)
+            return UploadVersionsResponse(staged: request.versions.count)
+        }
+    }
+
     // MARK: Commit
 
     /// Swaps in every re-encrypted record, stores the new wrapped grants, ends the
@@ -269,6 +284,11 @@ struct RevocationStore: Sendable {
                 """)
             try await connection.execute("SET LOCAL enable_nestloop = on")
             try GrantRules.checkAllSwapped(swapped: swapped, of: recordCount)
+            // The deleted and overwritten versions the owner can restore, re-encrypted with the
+            // records and counted with them: none is left under the FMK the revoked devices hold.
+            let versionCount = try await RecordVersionStore.swap(
+                revocationID, familyMemberID: staging.familyMemberID, newVersion: newVersion, on: connection)
+            let reencrypted = recordCount + versionCount
 
             if let revokedUserID = staging.revokedUserID {
                 try await connection.execute(
@@ -310,7 +330,7 @@ struct RevocationStore: Sendable {
                 INSERT INTO revocation_events (event_id, family_member_id, revoked_user_id, revoked_by_user_id,
                                                new_fmk_version, records_reencrypted, reason)
                 VALUES (\(eventID), \(staging.familyMemberID), \(staging.revokedUserID), \(owner), \(newVersion),
-                        \(recordCount), \(staging.reason))
+                        \(reencrypted), \(staging.reason))
                 RETURNING revoked_at
                 """
             ).first!.decode(Date.self, column: 0)
@@ -320,7 +340,7 @@ struct RevocationStore: Sendable {
                 RevocationEvent(
                     eventID: eventID, familyMemberID: staging.familyMemberID, ownerUserID: owner,
                     ownerAgreementPublicKey: ownerKey, revokedUserID: staging.revokedUserID, revokedByUserID: owner,
-                    newFMKVersion: newVersion, recordsReencrypted: recordCount, reason: staging.reason,
+                    newFMKVersion: newVersion, recordsReencrypted: reencrypted, reason: staging.reason,
                     clientDurationMs: request.clientDurationMs, occurredAt: occurredAt, expectedDevices: devices),
                 on: connection)
             try await outbox.commands(
@@ -352,7 +372,7 @@ struct RevocationStore: Sendable {
             try await Staging.delete(revocationID, on: connection)
             return RevocationCommitted(
                 eventID: eventID, familyMemberID: staging.familyMemberID, newFMKVersion: newVersion,
-                recordsReencrypted: recordCount, devicesNotified: devices.count)
+                recordsReencrypted: reencrypted, devicesNotified: devices.count)
         }
     }
 
@@ -434,6 +454,7 @@ struct RevocationStore: Sendable {
         try await pool.transaction { connection in
             _ = try await Staging.load(revocationID, by: caller, lock: .update, on: connection)
             try await RecordBodies.queueStaged(of: revocationID, on: connection)
+            try await RecordVersionStore.queueStaged(of: [revocationID], on: connection)
             try await Staging.delete(revocationID, on: connection)
         }
     }
@@ -464,8 +485,8 @@ private struct Staging {
         try GrantRules.checkDeviceActive(!active.isEmpty)
     }
 
-    /// Deletes a staging and its staged rows (no cascade since migration 0015), in the caller's
-    /// transaction. Their bodies are the caller's to queue or keep.
+    /// Deletes a staging and its staged rows (no cascade since migration 0015; its staged versions
+    /// go by cascade), in the caller's transaction. Their bodies are the caller's to queue or keep.
     static func delete(_ id: UUID, on connection: PostgresConnection) async throws {
         try await connection.execute("DELETE FROM staged_records WHERE staging_id = \(id)")
         try await connection.execute("DELETE FROM revocation_stagings WHERE staging_id = \(id)")

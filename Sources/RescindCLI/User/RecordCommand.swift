@@ -11,8 +11,10 @@ struct RecordCommand: AsyncParsableCommand {
             Examples:
               rescind record add 6f1c… --text "2025-01-05 MMR vaccination, dose 1"
               rescind record show 6f1c… --all
+              rescind record trash 6f1c…
+              rescind record restore 6f1c… 2b9e…
             """,
-        subcommands: [Add.self, List.self, Show.self])
+        subcommands: [Add.self, List.self, Show.self, Trash.self, Restore.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -85,6 +87,61 @@ struct RecordCommand: AsyncParsableCommand {
                 let text = String(decoding: try RecordCipher.open(record, fmk: fmk), as: UTF8.self)
                 print(all ? "\(record.recordID.uuidString.lowercased())  \(text)" : text)
             }
+        }
+    }
+
+    struct Trash: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the deleted and overwritten records you can restore (the owner's alone).",
+            discussion: """
+                One line per kept version, newest first: record id, deleted or overwritten, when
+                (UTC, to the minute), by which device, and the version id (`restore --version`).
+                Any device with write access can delete or overwrite a record; the owner can
+                restore it for the retention period the grant service keeps versions (30 days by
+                default). Kept versions are re-encrypted at every revocation and rotation.
+
+                Example:
+                  rescind record trash 6f1c…
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+
+        func run() async throws {
+            let list = try await profile.session().trash(familyMember)
+            guard !list.versions.isEmpty else {
+                print("nothing deleted or overwritten in the last \(list.retentionDays) days")
+                return
+            }
+            for version in list.versions {
+                print(
+                    [
+                        version.recordID.uuidString.lowercased(), version.kind.rawValue,
+                        DevicesCommand.List.time(version.createdAt),
+                        "by device " + (version.byDeviceID?.uuidString.lowercased() ?? "unknown"),
+                        "version " + version.versionID.uuidString.lowercased(),
+                    ].joined(separator: "  "))
+            }
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Restore a deleted or overwritten record (the owner's alone).",
+            discussion: """
+                Restores the latest kept version of the record (or --version, from `record trash`);
+                the record it replaces, if any, is kept in turn, so a restore can be undone.
+
+                Example:
+                  rescind record restore 6f1c… 2b9e…
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "Family member id.") var familyMember: UUID
+        @Argument(help: "Record id.") var record: UUID
+        @Option(help: "A version id from `record trash` (default: the latest).") var version: UUID?
+
+        func run() async throws {
+            let restored = try await profile.session().restoreRecord(familyMember, record, version: version)
+            print("restored \(restored.recordID.uuidString.lowercased())  v\(restored.fmkVersion)  \(restored.ciphertext.count) bytes")
         }
     }
 }

@@ -60,6 +60,16 @@ extension UserSession {
         let statement = try await revokeStatement(revocation, grants: grants, newFMK: newFMK)
         return (CommitRevocationRequest(newFMKVersion: revocation.newFMKVersion, grants: grants, statement: statement), newFMK)
     }
+
+    /// Re-encrypts and uploads the deleted and overwritten versions the family member keeps now,
+    /// as `complete` does before each commit attempt.
+    /// - Returns: how many were uploaded.
+    @discardableResult
+    func stageKeptVersions(_ revocation: RevocationResponse, newFMK: SecretKey) async throws -> Int {
+        var staged: Set<UUID> = []
+        let (oldFMK, _) = try await currentFMK(revocation.familyMemberID)
+        return try await stageVersions(revocation, from: oldFMK, to: newFMK, staged: &staged, batchSize: 500)
+    }
 }
 
 extension GrantServiceHarness {

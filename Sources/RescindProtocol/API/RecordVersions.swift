@@ -1,0 +1,136 @@
+import Foundation
+
+/// A record's ciphertext as it was before a device deleted or overwrote it, kept for the
+/// restore window and restorable by the family member's owner. Encrypted like a live record
+/// (the record id and `fmkVersion` as associated data), and re-encrypted with the live records
+/// at every revocation and rotation.
+public struct RecordVersion: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        /// The record was deleted.
+        case deleted
+        /// A newer ciphertext replaced this one (a write, or a restore of another version).
+        case overwritten
+    }
+
+    public var versionID: UUID
+    public var recordID: UUID
+    public var familyMemberID: UUID
+    public var kind: Kind
+    public var fmkVersion: Int
+    public var nonce: Data
+    public var ciphertext: Data
+    public var tag: Data
+    /// When it was deleted or overwritten.
+    public var createdAt: Date
+    /// Who deleted or overwrote it; the device when known.
+    public var byUserID: UUID
+    public var byDeviceID: UUID?
+
+    public init(
+        versionID: UUID, recordID: UUID, familyMemberID: UUID, kind: Kind, fmkVersion: Int, nonce: Data, ciphertext: Data,
+        tag: Data, createdAt: Date, byUserID: UUID, byDeviceID: UUID?
+    ) {
+        self.versionID = versionID
+        self.recordID = recordID
+        self.familyMemberID = familyMemberID
+        self.kind = kind
+        self.fmkVersion = fmkVersion
+        self.nonce = nonce
+        self.ciphertext = ciphertext
+        self.tag = tag
+        self.createdAt = createdAt
+        self.byUserID = byUserID
+        self.byDeviceID = byDeviceID
+    }
+
+    /// The version as the record it was, for `RecordCipher` (its change sequence is not kept).
+    public var asRecord: RecordResponse {
+        RecordResponse(
+            recordID: recordID, familyMemberID: familyMemberID, fmkVersion: fmkVersion, nonce: nonce,
+            ciphertext: ciphertext, tag: tag, changeSeq: 0)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case versionID = "version_id"
+        case recordID = "record_id"
+        case familyMemberID = "family_member_id"
+        case kind
+        case fmkVersion = "fmk_version"
+        case nonce
+        case ciphertext
+        case tag
+        case createdAt = "created_at"
+        case byUserID = "by_user_id"
+        case byDeviceID = "by_device_id"
+    }
+}
+
+/// A family member's kept versions (its trash and overwritten records), newest first.
+public struct RecordVersionList: Codable, Sendable, Equatable {
+    public var versions: [RecordVersion]
+    /// How long a version stays restorable after it was deleted or overwritten, in days.
+    public var retentionDays: Int
+
+    public init(versions: [RecordVersion], retentionDays: Int) {
+        self.versions = versions
+        self.retentionDays = retentionDays
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case versions
+        case retentionDays = "retention_days"
+    }
+}
+
+/// Restores one kept version of a record: the latest unless `versionID` names one.
+public struct RestoreRecordRequest: Codable, Sendable, Equatable {
+    public var versionID: UUID?
+
+    public init(versionID: UUID? = nil) {
+        self.versionID = versionID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case versionID = "version_id"
+    }
+}
+
+/// A kept version re-encrypted under a revocation's or rotation's new FMK.
+public struct StagedRecordVersion: Codable, Sendable, Equatable {
+    public var versionID: UUID
+    public var nonce: Data
+    public var ciphertext: Data
+    public var tag: Data
+
+    public init(versionID: UUID, nonce: Data, ciphertext: Data, tag: Data) {
+        self.versionID = versionID
+        self.nonce = nonce
+        self.ciphertext = ciphertext
+        self.tag = tag
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case versionID = "version_id"
+        case nonce
+        case ciphertext
+        case tag
+    }
+}
+
+/// A batch of re-encrypted versions for a revocation in progress (idempotent per version).
+public struct UploadVersionsRequest: Codable, Sendable, Equatable {
+    public var versions: [StagedRecordVersion]
+
+    public init(versions: [StagedRecordVersion]) {
+        self.versions = versions
+    }
+}
+
+/// How many versions the batch staged.
+public struct UploadVersionsResponse: Codable, Sendable, Equatable {
+    public var staged: Int
+
+    public init(staged: Int) {
+        self.staged = staged
+    }
+}
