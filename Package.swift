@@ -84,8 +84,9 @@ let package = Package(
             dependencies: ["CSodium", "CLibCrypto"]
         ),
 
-        // The metadata keys of every structured log (`LogKey`), in one place; no dependencies.
-        .target(name: "RescindObservability"),
+        // The metadata keys of every structured log (`LogKey`), in one place, and how every executable
+        // writes its log lines (`RescindLogging`: text or JSON lines); swift-log only.
+        .target(name: "RescindObservability", dependencies: [.product(name: "Logging", package: "swift-log")]),
 
         .target(
             name: "RescindKafka",
