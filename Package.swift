@@ -84,8 +84,9 @@ let package = Package(
             dependencies: ["CSodium", "CLibCrypto"]
         ),
 
-        // The metadata keys of every structured log (`LogKey`), in one place; no dependencies.
-        .target(name: "RescindObservability"),
+        // The metadata keys of every structured log (`LogKey`), in one place, and how every executable
+        // writes its log lines (`RescindLogging`: text or JSON lines); swift-log only.
+        .target(name: "RescindObservability", dependencies: [.product(name: "Logging", package: "swift-log")]),
 
         .target(
             name: "RescindKafka",
@@ -173,6 +174,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -7,7 +7,7 @@ import RescindServiceSupport
 // rescind-audit-service: configuration from RESCIND_* environment variables (see README).
 await ServiceProcess.run("rescind-audit-service") {
     let configuration = try AuditServiceConfiguration(environment: ProcessInfo.processInfo.environment)
-    ServiceProcess.bootstrapLogging(level: configuration.logLevel)
+    try ServiceProcess.bootstrapLogging(level: configuration.logLevel)
     let logger = Logger(label: "rescind.audit-service")
     let app = try await AuditServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("audit service listening", metadata: [LogKey.port: "\(port)"])

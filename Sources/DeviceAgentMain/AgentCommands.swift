@@ -68,12 +68,7 @@ struct AgentEnvironment {
 
     init() throws {
         configuration = try AgentConfiguration(environment: ProcessInfo.processInfo.environment)
-        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        try RescindLogging.bootstrap(level: configuration.logLevel, environment: ProcessInfo.processInfo.environment)
         logger = Logger(label: "rescind.agent")
     }
 

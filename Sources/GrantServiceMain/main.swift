@@ -7,7 +7,7 @@ import RescindServiceSupport
 // rescind-grant-service: configuration from RESCIND_* environment variables (see README).
 await ServiceProcess.run("rescind-grant-service") {
     let configuration = try GrantServiceConfiguration(environment: ProcessInfo.processInfo.environment)
-    ServiceProcess.bootstrapLogging(level: configuration.logLevel)
+    try ServiceProcess.bootstrapLogging(level: configuration.logLevel)
     let logger = Logger(label: "rescind.grant-service")
     let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("grant service listening", metadata: [LogKey.port: "\(port)"])

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import RescindObservability
 
 /// `rescind-admin`: the operator's tool. Kept apart from the user's `rescind`, which links
@@ -22,4 +23,20 @@ struct RescindAdmin: AsyncParsableCommand {
             MigrateCommand.self,
             KeysCommand.self,
         ])
+
+    /// With `RESCIND_LOG_FORMAT=json`, log lines are JSON objects on standard error (at
+    /// `RESCIND_LOG_LEVEL`), apart from the command's output on standard output; otherwise the
+    /// logging stays swift-log's default. An unknown format stops the tool before it does anything.
+    static func main() async {
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            if try LogFormat(environment: environment) == .json {
+                try RescindLogging.bootstrap(level: environment["RESCIND_LOG_LEVEL"] ?? "info", environment: environment)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("rescind-admin: \(error)\n".utf8))
+            Foundation.exit(1)
+        }
+        await main(nil)
+    }
 }

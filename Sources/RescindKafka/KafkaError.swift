@@ -28,6 +28,8 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let consume = Code(rawValue: "kafka.consume")
         /// An offset commit failed; the message will be delivered again.
         public static let commit = Code(rawValue: "kafka.commit")
+        /// Asking the brokers for a consumer's committed offsets or a partition's watermarks failed (its lag).
+        public static let offsets = Code(rawValue: "kafka.offsets")
         /// An admin request (topic creation) failed.
         public static let admin = Code(rawValue: "kafka.admin")
         /// The client was already shut down or closed.

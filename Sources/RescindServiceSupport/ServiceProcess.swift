@@ -43,13 +43,10 @@ public enum ServiceProcess {
     }
 
     /// Sends every `Logger` to standard error at `level` (a swift-log level name such as
-    /// `debug`; anything else means `info`). Call once, before the first `Logger` is made.
-    public static func bootstrapLogging(level: String) {
-        let level = Logger.Level(rawValue: level) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+    /// `debug`; anything else means `info`), as text or JSON lines (`RESCIND_LOG_FORMAT`).
+    /// Call once, before the first `Logger` is made.
+    /// - Throws: `LogFormatError` for an unknown `RESCIND_LOG_FORMAT`.
+    public static func bootstrapLogging(level: String) throws {
+        try RescindLogging.bootstrap(level: level, environment: ProcessInfo.processInfo.environment)
     }
 }

@@ -70,6 +70,9 @@ struct LockedProcessTests {
             let keptMetrics = try Self.metrics(kept)
             #expect(keptMetrics.has("rescind_agent_commands_received_total", ["action=\"fmk_rotation\"", "locked=\"true\""], value: "1"))
             #expect(keptMetrics.has("rescind_agent_commands_completed_total", ["action=\"fmk_rotation\"", "locked=\"false\"", "outcome=\"applied\""], value: "1"))
+            // The lag probe ran beside the consumer: the brokers answered, its partitions are listed.
+            #expect(keptMetrics.has("rescind_agent_broker_up", [], value: "1.0"))
+            #expect(keptMetrics.lines.contains { $0.hasPrefix("rescind_agent_command_lag_messages{partition=") })
 
             let keptAcks = try await AgentTestKit.acks(service, from: kept)
             #expect(keptAcks.map(\.outcome) == [.applied])

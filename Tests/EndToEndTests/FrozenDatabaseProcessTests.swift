@@ -11,6 +11,8 @@ import Testing
 /// `database_unavailable` within the bound (plus the time to connect, itself bounded), the
 /// outbox relay's pass gives up, logs and retries, and once the database thaws the service
 /// answers again and the relay publishes and marks what was written, without a restart.
+/// Meanwhile `/metrics` says so: `rescind_database_up` reads 0 while the database is silent
+/// and 1 again after the thaw (what the `RescindDatabaseUnreachable` alert watches).
 /// Real processes, real PostgreSQL.
 @Suite(.serialized) struct FrozenDatabaseProcessTests {
     static let bound = 2
@@ -33,6 +35,7 @@ import Testing
         let port = try FreePort.next()
         environment[grant ? "RESCIND_GRANT_PORT" : "RESCIND_AUDIT_PORT"] = "\(port)"
         environment["RESCIND_DATABASE_TIMEOUT_SECONDS"] = "\(bound)"
+        environment["RESCIND_PROBE_INTERVAL_SECONDS"] = "1"
         // Reopening a connection is bounded the same (the throwaway URL sets connect_timeout=5).
         environment["RESCIND_DATABASE_URL"] = postgres.url.replacingOccurrences(of: "connect_timeout=5", with: "connect_timeout=\(bound)")
         let schema = try #require(environment[grant ? "RESCIND_GRANT_DB_SCHEMA" : "RESCIND_AUDIT_DB_SCHEMA"])
@@ -58,6 +61,19 @@ import Testing
             program, environment: environment, log: scratch.appendingPathComponent("service.log"))
         started.append(service)
         #expect(try await probe().answer.status == healthyStatus)
+        let metricsURL = URL(string: "http://127.0.0.1:\(port)/metrics")!
+        /// Waits until `/metrics` shows `line` (it never needs the database).
+        func metricsShow(_ line: String, within: Duration) async throws -> Bool {
+            let deadline = ContinuousClock.now + within
+            while ContinuousClock.now < deadline {
+                let text = try await TestHTTP.send("GET", metricsURL, headers: [("Connection", "close")], timeout: .seconds(10)).text
+                if text.split(separator: "\n").contains(Substring(line)) { return true }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return false
+        }
+        #expect(try await metricsShow("rescind_database_up 1.0", within: .seconds(10)))
+        #expect(try await metricsShow("rescind_broker_up 1.0", within: .seconds(10)))
 
         // Frozen: every request answers 503 database_unavailable within the bound (a statement's
         // wait, or the wait for a pooled connection, plus at most a connect timeout), again and again.
@@ -78,6 +94,9 @@ import Testing
         #expect(service.text.contains(relay), "\(service.logTail(lines: 20))")
         #expect(service.text.contains("timedOut"), "\(service.logTail(lines: 20))")
         #expect(service.isRunning)
+        // The probe's own call waits the bound and its check of the server (at least 2 s).
+        #expect(try await metricsShow("rescind_database_up 0.0", within: .seconds(2 * bound + 8)), "\(service.logTail(lines: 20))")
+        #expect(service.text.contains("database not answering"))
 
         // Thawed: the service answers again by itself, and the relay publishes and marks a row
         // written now (it was not left stuck on a dead connection).
@@ -90,6 +109,7 @@ import Testing
         }
         #expect(status == healthyStatus, "not healed 30 s after the thaw: \(service.logTail(lines: 20))")
         print("frozen-database \(program): answering \(status) again \(ContinuousClock.now - (healed - .seconds(30))) after the thaw")
+        #expect(try await metricsShow("rescind_database_up 1.0", within: .seconds(10)))
 
         var configuration = try PostgresConfiguration(url: postgres.url)
         configuration.searchPath = [schema]

@@ -104,9 +104,16 @@ import Testing
     static func environment(
         _ program: String, postgres: ThrowawayPostgres, cluster: DevelopmentCluster, scratch: URL
     ) async throws -> [String: String] {
+        try await environment(program, databaseURL: postgres.url, cluster: cluster, scratch: scratch)
+    }
+
+    /// What `program` needs to run on `databaseURL` and `cluster`, in a schema and topics of its own.
+    static func environment(
+        _ program: String, databaseURL: String, cluster: DevelopmentCluster, scratch: URL
+    ) async throws -> [String: String] {
         let suffix = UUID().uuidString.prefix(8).lowercased()
         var environment = [
-            "PATH": "/usr/bin:/bin", "RESCIND_DATABASE_URL": postgres.url, "RESCIND_LOG_LEVEL": "info",
+            "PATH": "/usr/bin:/bin", "RESCIND_DATABASE_URL": databaseURL, "RESCIND_LOG_LEVEL": "info",
             "RESCIND_KAFKA_BOOTSTRAP_SERVERS": cluster.bootstrapServers, "RESCIND_TOPIC_PREFIX": "s\(suffix).",
             "RESCIND_KAFKA_TOPICS_AUTO_CREATED": "true", "RESCIND_SHUTDOWN_GRACE_SECONDS": "3",
         ]

@@ -1,6 +1,7 @@
 import Prometheus
 import RescindObservability
 import RescindProtocol
+import RescindServiceSupport
 
 /// The audit service's Prometheus metrics, in a registry of its own.
 ///
@@ -42,10 +43,14 @@ final class AuditMetrics: Sendable {
     /// `rescind_build_info{version}` (no `audit` subsystem: one name across components): always 1,
     /// labelled with `RescindVersion.current`.
     let buildInfo: Gauge
+    /// What every service exports alike: `rescind_database_up`, `rescind_broker_up` and the HTTP
+    /// request series (`HTTPMetricsMiddleware`).
+    let service: ServiceMetrics
 
     init() {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
+        service = ServiceMetrics(registry: registry)
         func gauge(_ metric: String, unit: String = "", _ help: String) -> Gauge { Self.gauge(registry, metric, unit: unit, help) }
         func counter(_ metric: String, _ help: String) -> Counter { Self.counter(registry, metric, help) }
         pendingAcks = gauge("pending_acks", "Expected device acks not yet received (pending or overdue).")
@@ -178,6 +183,16 @@ final class AuditMetrics: Sendable {
             registry, "consumer_lag", unit: "seconds", "Age of the last message read from each input topic.",
             labels: [("topic", topic.rawValue)]
         ).set(to: max(0, seconds))
+    }
+
+    /// Consumer lag in messages: what the group has not committed yet on a partition this replica
+    /// owns (`ConsumerLagProbe`), 0 for one it gave up.
+    func consumerLag(_ topic: Topic, partition: Int32, messages: Int64) {
+        Self.gauge(
+            registry, "consumer_lag", unit: "messages",
+            "Messages of each input partition this replica owns that the group has not committed (high watermark minus committed offset).",
+            labels: [("topic", topic.rawValue), ("partition", String(partition))]
+        ).set(to: Double(max(0, messages)))
     }
 
     /// `rescind_audit_device_commands{state}`: expected devices of open revocations in each

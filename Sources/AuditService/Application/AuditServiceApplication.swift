@@ -90,6 +90,7 @@ public enum AuditServiceApplication {
         }
 
         let health = ConsumerHealth()
+        let lagProbe = ConsumerLagProbe(topics: topics, metrics: metrics)
         let router = buildRouter(
             configuration: configuration, pool: pool, metrics: metrics, health: health, signingKey: signingKey,
             grantService: grantService, monitoring: monitoring, hub: hub, topicWatch: topicWatch)
@@ -129,13 +130,21 @@ public enum AuditServiceApplication {
             PeriodicService(name: "audit janitor sweep", interval: configuration.quarantine.janitorInterval, logger: logger) {
                 try await janitor.sweep()
             },
+            ReachabilityProbe.database(pool: pool, metrics: metrics.service, interval: configuration.probeInterval, logger: logger),
+            ReachabilityProbe.broker(metrics: metrics.service, interval: configuration.probeInterval, logger: logger) {
+                await producer.brokersAnswer()
+            },
+            PeriodicService(name: "consumer lag probe", interval: configuration.probeInterval, logger: logger) {
+                try await lagProbe.probe()
+            },
             hub,
             InboundConsumer(
                 configuration: KafkaConsumerConfiguration(
                     bootstrapServers: kafka.bootstrapServers, clientID: "rescind-audit-service",
                     groupID: kafka.consumerGroup, autoOffsetReset: .earliest, sessionTimeout: kafka.sessionTimeout,
                     heartbeatInterval: kafka.heartbeatInterval, additionalProperties: kafka.consumerProperties),
-                topics: topics.inputs, handler: handler, retry: kafka.handlingRetry, health: health, logger: logger))
+                topics: topics.inputs, handler: handler, retry: kafka.handlingRetry, health: health, lagProbe: lagProbe,
+                logger: logger))
         return app
     }
 
@@ -149,6 +158,7 @@ public enum AuditServiceApplication {
         let auditLog = AuditLog(signingKey: signingKey)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: HTTPMetricsMiddleware(metrics.service))
         // Shed: every route that may answer 503 by its document; the static ones and metrics never are.
         router.add(
             middleware: InFlightLimitMiddleware(

@@ -190,6 +190,9 @@ public struct AuditServiceConfiguration: Sendable {
     /// `ShutdownDeadline.exitStatus`; `RESCIND_SHUTDOWN_GRACE_SECONDS`, default 25 (under
     /// Kubernetes' 30 s `terminationGracePeriodSeconds`).
     public var shutdownGrace: Duration = .seconds(25)
+    /// How often the database and the brokers are probed (`rescind_database_up`,
+    /// `rescind_broker_up`) and the consumer's lag in messages is asked; `RESCIND_PROBE_INTERVAL_SECONDS`.
+    public var probeInterval: Duration = .seconds(15)
 
     public init() {}
 
@@ -278,6 +281,7 @@ public struct AuditServiceConfiguration: Sendable {
         createSigningKeyIfMissing = try reader.bool("RESCIND_AUDIT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
         shutdownGrace = try reader.seconds("RESCIND_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
+        probeInterval = .seconds(try reader.int("RESCIND_PROBE_INTERVAL_SECONDS", default: 15, range: 1...3600))
         if grantService.publicKey == nil && grantService.url == nil {
             throw ConfigurationError(
                 variable: "RESCIND_GRANT_SERVICE_PUBLIC_KEY",

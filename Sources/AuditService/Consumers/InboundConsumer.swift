@@ -19,6 +19,8 @@ struct InboundConsumer: Service {
     let handler: InboundMessageHandler
     let retry: AuditServiceConfiguration.HandlingRetry
     let health: ConsumerHealth
+    /// Told the consumer while it runs, so that its lag can be asked.
+    let lagProbe: ConsumerLagProbe
     let logger: Logger
 
     /// Whether a message is in hand, so that shutdown knows whether it may close at once.
@@ -37,6 +39,8 @@ struct InboundConsumer: Service {
 
     func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration, subscription: .group(topics: topics), logger: logger)
+        lagProbe.attach(consumer)
+        defer { lagProbe.attach(nil) }
         let phase = Phase()
         await withGracefulShutdownHandler {
             do {

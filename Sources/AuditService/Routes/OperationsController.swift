@@ -24,11 +24,7 @@ struct OperationsController {
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("health") { _, _ in try Response.json(Status(status: "ok")) }
         router.get("ready") { _, _ in
-            do {
-                _ = try await pool.withConnection { try await $0.query("SELECT 1") }
-            } catch {
-                throw APIError.unavailable
-            }
+            guard await ReachabilityProbe.databaseAnswers(pool) else { throw APIError.unavailable }
             if let reason = await topicWatch?.notReadyReason() {
                 throw APIError(.serviceUnavailable, "topics_missing", reason)
             }

@@ -23,6 +23,16 @@ struct CommandConsumerService: Service {
         let consumer = try KafkaConsumer(
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
         engine.logger.info("consuming device commands", metadata: [LogKey.topic: "\(configuration.commandsTopic)"])
+        // With a metrics file, the lag in messages and the brokers' reachability are asked as
+        // often as the file is written, beside the consumer (never in the way of a message).
+        let lagProbe = configuration.metricsFile == nil ? nil : Task { [engine, interval = configuration.metricsInterval] in
+            while !Task.isCancelled {
+                let lag = try? await consumer.lag()
+                engine.metrics.commandLag(lag?.map { ($0.partition, $0.messages) })
+                try? await Task.sleep(for: interval)
+            }
+        }
+        defer { lagProbe?.cancel() }
         var paces: [Int32: CommitPace] = [:]
         do {
             try await withGracefulShutdownHandler {

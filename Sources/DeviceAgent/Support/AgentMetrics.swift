@@ -23,6 +23,9 @@ final class AgentMetrics: Sendable {
     private let acksOwedGauge: Gauge
     /// `rescind_agent_locked`: 1 while the agent runs without its keys.
     private let lockedGauge: Gauge
+    /// `rescind_agent_broker_up`: whether the brokers answered the last lag probe. Not
+    /// `rescind_broker_up`: a device off the network is normal, and must not page as a service would.
+    private let brokerUpGauge: Gauge
     /// `rescind_build_info{version}` (one name across components): always 1, labelled with
     /// `RescindVersion.current`.
     private let buildInfo: Gauge
@@ -49,6 +52,8 @@ final class AgentMetrics: Sendable {
         acksOwedGauge = registry.makeGauge(
             descriptor: Self.name("acks_owed", "", "Acks signed and not yet acknowledged by the broker."))
         lockedGauge = registry.makeGauge(descriptor: Self.name("locked", "", "1 while the agent runs without its keys."))
+        brokerUpGauge = registry.makeGauge(
+            descriptor: Self.name("broker_up", "", "1 while the Kafka brokers answered the last lag probe, 0 after they did not."))
         buildInfo = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "rescind", metricName: "build_info", unitName: "", helpText: "Always 1, labelled with the build's version."),
@@ -150,6 +155,21 @@ final class AgentMetrics: Sendable {
 
     func acksOwed(_ count: Int) {
         acksOwedGauge.set(to: Double(count))
+    }
+
+    /// The last lag probe: `nil` when the brokers did not answer (only `rescind_agent_broker_up`
+    /// changes), else `rescind_agent_command_lag_messages{partition}` for each partition of
+    /// `device_commands` the agent owns: messages its group has not committed (other devices'
+    /// commands it skipped count until their offsets are committed, at most a second after the next message).
+    func commandLag(_ partitions: [(partition: Int32, messages: Int64)]?) {
+        brokerUpGauge.set(to: partitions == nil ? 0 : 1)
+        for (partition, messages) in partitions ?? [] {
+            registry.makeGauge(
+                descriptor: Self.name(
+                    "command_lag", "messages", "Messages of each device_commands partition the agent's group has not committed."),
+                labels: [("partition", String(partition))]
+            ).set(to: Double(max(0, messages)))
+        }
     }
 
     func locked(_ locked: Bool) {

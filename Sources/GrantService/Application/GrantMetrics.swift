@@ -1,13 +1,13 @@
 import Prometheus
 import RescindObservability
+import RescindServiceSupport
 
 /// The grant service's metrics: every metric it exports is named and documented here and
 /// created once, in `init`; the rest of the module records through these properties (the
 /// architecture tests forbid making metric handles anywhere else).
 ///
 /// They live in `MetricsRegistry.shared`, the registry behind the process's swift-metrics
-/// backend, so that `/metrics` shows them next to Hummingbird's request metrics
-/// (`MetricsMiddleware`, which records through swift-metrics).
+/// backend, so that `/metrics` shows them next to anything a library records through swift-metrics.
 final class GrantMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
 
@@ -36,6 +36,9 @@ final class GrantMetrics: Sendable {
     /// `rescind_build_info{version}`: always 1, labelled with `RescindVersion.current`, so that a
     /// query or an alert can tell which build each instance runs.
     let buildInfo: Gauge
+    /// What every service exports alike: `rescind_database_up`, `rescind_broker_up` and the HTTP
+    /// request series (`HTTPMetricsMiddleware`).
+    let service: ServiceMetrics
 
     /// - Parameter registry: the default bootstraps swift-metrics with it (once per process).
     init(registry: PrometheusCollectorRegistry = MetricsRegistry.shared) {
@@ -43,6 +46,7 @@ final class GrantMetrics: Sendable {
             MetricNameDescriptor(namespace: "rescind", metricName: metric, unitName: unit, helpText: help)
         }
         self.registry = registry
+        service = ServiceMetrics(registry: registry)
         revocationsCommitted = registry.makeCounter(descriptor: name("revocations_committed", "total", "Revocations committed."))
         recordsReencrypted = registry.makeCounter(
             descriptor: name("records_reencrypted", "total", "Records swapped in by committed revocations."))

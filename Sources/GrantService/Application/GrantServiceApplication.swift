@@ -74,6 +74,10 @@ public enum GrantServiceApplication {
             PeriodicService(name: "janitor sweep", interval: configuration.lifetimes.janitorInterval, logger: logger) {
                 try await janitor.sweep()
                 try await GovernanceStore(pool: pool, families: families, delay: configuration.lifetimes.securityDelay).applyDue()
+            },
+            ReachabilityProbe.database(pool: pool, metrics: metrics.service, interval: configuration.probeInterval, logger: logger),
+            ReachabilityProbe.broker(metrics: metrics.service, interval: configuration.probeInterval, logger: logger) {
+                await producer.brokersAnswer()
             })
         return app
     }
@@ -86,7 +90,7 @@ public enum GrantServiceApplication {
         let router = Router(context: GrantRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RuleViolationMiddleware())
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: HTTPMetricsMiddleware(metrics.service))
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
         OperationsController(pool: pool, serviceKey: serviceKey, metrics: metrics, topicWatch: topicWatch).addRoutes(to: router)
 

@@ -147,6 +147,9 @@ public struct GrantServiceConfiguration: Sendable {
     /// `ShutdownDeadline.exitStatus`; `RESCIND_SHUTDOWN_GRACE_SECONDS`, default 25 (under
     /// Kubernetes' 30 s `terminationGracePeriodSeconds`).
     public var shutdownGrace: Duration = .seconds(25)
+    /// How often the database and the brokers are probed (`rescind_database_up`,
+    /// `rescind_broker_up`); `RESCIND_PROBE_INTERVAL_SECONDS`.
+    public var probeInterval: Duration = .seconds(15)
 
     public init() {}
 
@@ -193,6 +196,7 @@ public struct GrantServiceConfiguration: Sendable {
         createSigningKeyIfMissing = try reader.bool("RESCIND_GRANT_CREATE_SIGNING_KEY", default: createSigningKeyIfMissing)
         logLevel = reader.string("RESCIND_LOG_LEVEL", default: logLevel)
         shutdownGrace = try reader.seconds("RESCIND_SHUTDOWN_GRACE_SECONDS", default: shutdownGrace)
+        probeInterval = .seconds(try reader.int("RESCIND_PROBE_INTERVAL_SECONDS", default: 15, range: 1...3600))
     }
 }
 

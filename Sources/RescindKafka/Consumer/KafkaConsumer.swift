@@ -20,6 +20,8 @@ public final class KafkaConsumer: Sendable {
     let handle: RDKafkaHandle
     let assignment: AssignmentTracker
     let commits: BlockingExecutor
+    /// The lag's broker queries, apart from commits so that a slow answer never delays one.
+    let offsetQueries = BlockingExecutor(label: "rescind.kafka.consumer.offsets")
     let logger: Logger
     private let gate: MessageBufferGate
     private let pollThread: PollThread
