@@ -21,6 +21,8 @@ public enum LogKey {
     public static let eventID = "rescind.event_id"
     /// A device command's id.
     public static let command = "rescind.command"
+    /// A governance notice's id (`GovernanceNotice`).
+    public static let notice = "rescind.notice"
     /// A device command's action (`fmk_rotation`, `secure_deletion`, …).
     public static let action = "rescind.action"
     /// An ack's outcome.

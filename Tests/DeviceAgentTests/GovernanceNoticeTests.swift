@@ -65,12 +65,39 @@ struct GovernanceNoticeTests {
                 #expect(error.status == 403 && error.code == "device_frozen", "\(error)")
             }
 
-            // Nothing is left pending on the iPad; the forged notice was never kept.
+            // A replayed announcement changes nothing: the pending notice, sent again after the veto,
+            // is recognised (kept once, not logged again) and does not bring the operation back.
+            // On the topic: the enrolment, the two forgeries, the pending notice, the veto's two.
+            let genuine = try await service.messages(.deviceCommands, count: 6, governance: true).filter {
+                let notice = (try? SignedMessage<GovernanceNotice>.verified(
+                    from: $0.value ?? Data(), schema: GovernanceNotice.schema, key: service.serviceKey))?.payload
+                return notice?.deviceID == iPad.deviceID && notice?.state == .pending
+            }
+            let replayed = try #require(genuine.first?.value)
+            let logged = agent.lines.filter { $0.contains("was begun by device \(phone.deviceID.text)") }.count
+            let replayer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: service.bootstrapServers, clientID: "test-replayer"),
+                logger: AgentTestKit.logger)
+            _ = try await replayer.send(
+                topic: service.topicPrefix + Topic.deviceCommands.rawValue, key: Data(iPad.deviceID.text.utf8), value: replayed)
+            // A marker behind it on the same partition: once it is refused, the replay was read.
+            var marker = forged
+            marker.noticeID = UUID()
+            _ = try await replayer.send(
+                topic: service.topicPrefix + Topic.deviceCommands.rawValue, key: Data(iPad.deviceID.text.utf8),
+                value: try SignedMessage(schema: GovernanceNotice.schema, signer: "grant-service", payload: marker, key: Ed25519.PrivateKey()).encoded())
+            await replayer.shutdown()
+            try await AgentTestKit.eventually("the marker refused") {
+                agent.lines.filter { $0.contains("reason=bad_signature") }.count == 2
+            }
+            #expect(agent.lines.filter { $0.contains("was begun by device \(phone.deviceID.text)") }.count == logged)
+
+            // Nothing is left pending on the iPad; the forged notices were never kept.
             agent.signal(SIGTERM)
             #expect(try await agent.exitStatus() == 0)
             let status = try await AgentStatus.read(configuration: iPad.configuration)
             #expect(status.pendingGovernance.isEmpty, "\(status.pendingGovernance)")
-            #expect(status.counters["rejected_bad_signature"] == 1 && status.counters["rejected_misaddressed"] == 1, "\(status.counters)")
+            #expect(status.counters["rejected_bad_signature"] == 2 && status.counters["rejected_misaddressed"] == 1, "\(status.counters)")
             #expect(!status.summary.contains("!"), "\(status.summary)")
         }
     }

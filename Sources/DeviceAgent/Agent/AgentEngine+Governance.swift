@@ -35,7 +35,7 @@ extension AgentEngine {
         }
         guard try await store.keepNotice(notice, envelope: message.value ?? Data()) else { return .noted }
         metrics.governanceNotice(notice)
-        logger.notice("\(Self.describe(notice, on: deviceID))", metadata: ["notice": "\(notice.noticeID.text)"])
+        logger.notice("\(Self.describe(notice, on: deviceID))", metadata: [LogKey.notice: "\(notice.noticeID.text)"])
         return .noted
     }
 
