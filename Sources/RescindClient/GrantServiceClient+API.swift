@@ -86,6 +86,12 @@ extension GrantServiceClient {
         try await send(.post, "v1/governance/operations/\(operationID)/cancel")
     }
 
+    /// Begins setting a new recovery key for my user (`RecoveryKeyChange`, signed by the new key):
+    /// pending for the security delay unless approved.
+    public func setRecoveryKey(_ change: RecoveryKeyChange) async throws -> GovernedOperation {
+        try await send(.post, "v1/recovery-key", body: change)
+    }
+
     /// Unfreezes another device of my user.
     public func clearDevice(_ deviceID: UUID) async throws {
         try await sendExpectingNoContent(.post, "v1/devices/\(deviceID)/clear")

@@ -63,6 +63,19 @@ extension UserSession {
                 newKeySignature: Data(newKeys.identityKey.signature(for: input))))
     }
 
+    /// Begins setting `newKey` as my user's recovery key (in place of the current one, if any):
+    /// a governed operation, pending for the security delay unless a second device or the
+    /// current recovery key approves it (`RecoveryKey.order(.approve, …)`).
+    public func setRecoveryKey(_ newKey: RecoveryKey) async throws -> GovernedOperation {
+        let current = try await client.me().user.recoveryPublicKey
+        let input = try RecoveryKeyChange.signingInput(
+            userID: keys.userID, recoveryPublicKey: newKey.publicKey, previousRecoveryPublicKey: current)
+        return try await client.setRecoveryKey(
+            RecoveryKeyChange(
+                userID: keys.userID, recoveryPublicKey: newKey.publicKey, previousRecoveryPublicKey: current,
+                signature: Data(newKey.signingKey.signature(for: input))))
+    }
+
     /// Re-wraps every FMK copy I hold that does not open with my keys (this session's, the new
     /// ones) but opens with `previous`: after a rotation, each copy is moved to the new keys.
     /// Copies already moved are left alone, so this is safe to run again after a crash.

@@ -57,5 +57,28 @@ extension CLITests {
                 #expect(try await laptop.ok(["identity", "pending", "--all"]).contains("\(operation)  identity rotation begun by device \(phone.deviceID): vetoed (device)"))
             }
         }
+
+        /// `rescind identity recovery-key`: from one device it waits for the delay; with the
+        /// current words it takes effect at once, and only the new words stand for the user then.
+        @Test(.timeLimit(.minutes(3)))
+        func aNewRecoveryKeyWaitsOrTakesEffectWithTheOldWords() async throws {
+            try await CLITestBed.with { bed in
+                let phone = try await bed.person("Adult A")
+                let pending = try await phone.ok(["identity", "recovery-key"])
+                #expect(pending.contains("new recovery key pending: operation") && pending.contains("unless vetoed"), "\(pending)")
+                let operation = try #require(pending.firstMatch(of: /operation ([0-9a-f-]{36})/).map { String($0.1) }, "\(pending)")
+                try await phone.ok(["identity", "cancel", operation])
+
+                let old = try #require(phone.recoveryWords).path
+                let replaced = try await phone.ok(["identity", "recovery-key", "--words-file", old])
+                #expect(replaced.contains("new recovery key registered"), "\(replaced)")
+                let paper = bed.root.appendingPathComponent("paper/new-words.txt")
+                try CLITests.Identity.recoveryWords(in: replaced).joined(separator: " ").write(to: paper, atomically: true, encoding: .utf8)
+                try await phone.run(["identity", "recover", "--user", phone.userID, "--clear", phone.deviceID, "--words-file", old])
+                    .expectOneLineError("bad_signature")
+                #expect(try await phone.ok(["identity", "recover", "--user", phone.userID, "--clear", phone.deviceID, "--words-file", paper.path])
+                    .contains("cleared device \(phone.deviceID)"))
+            }
+        }
     }
 }

@@ -300,3 +300,88 @@ import Testing
         #expect(throws: (any Error).self) { try GrantServiceConfiguration(environment: ["RESCIND_SECURITY_DELAY_SECONDS": "3599"]) }
     }
 }
+
+/// The recovery key decides everything at once, so setting one is governed like a rotation.
+extension GovernedOperationTests {
+    /// The thief sets a recovery key of its own from the stolen phone, to approve its own
+    /// rotation with it: the change only waits, the thief's key approves nothing meanwhile, and
+    /// the owner's iPad vetoes it.
+    @Test func theThiefsOwnRecoveryKeyWaitsApprovesNothingAndIsVetoed() async throws {
+        try await GrantServiceHarness.with { service in
+            let owner = try await Self.owner(on: service)
+            let thiefsKey = try RecoveryKey.generate()
+            let begun = try await owner.phone.setRecoveryKey(thiefsKey)
+            #expect(begun.state == .pending && begun.kind == .setRecovery)
+            #expect(begun.recoveryKeyChange?.recoveryPublicKey == thiefsKey.publicKey)
+            #expect(begun.recoveryKeyChange?.previousRecoveryPublicKey == (try TestRecovery.key(for: owner.userID)).publicKey)
+
+            let rotation = try await owner.phone.registerRotation(to: UserKeys.generate(userID: owner.userID), currentGeneration: 1)
+            let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
+            await expectFailure(422, "bad_signature") {
+                try await thiefsKey.order(.approve, for: owner.userID, operationID: rotation.operationID, through: anonymous)
+            }
+            let vetoed = try await owner.iPad.client.vetoOperation(begun.operationID)
+            #expect(vetoed.state == .vetoed)
+            _ = try await owner.iPad.client.vetoOperation(rotation.operationID)
+
+            // The delay runs out: nothing of it applies; the owner's words are still the key.
+            let after = try await service.elapseSecurityDelay(of: owner.userID, listingWith: owner.iPad)
+            #expect(after.allSatisfy { $0.state == .vetoed })
+            #expect(try await owner.iPad.client.me().user.recoveryPublicKey == (try TestRecovery.key(for: owner.userID)).publicKey)
+        }
+    }
+
+    /// An identity made without a recovery key gets one (approved by a second device), then
+    /// replaces it with the old words' approval; a change made for a state that moved on, one not
+    /// signed by its key, and one naming another key of the user's are refused and change nothing.
+    @Test func aRecoveryKeyIsAddedThenReplacedAndBadChangesAreRefused() async throws {
+        try await GrantServiceHarness.with { service in
+            let phone = try await UserSession.register(
+                keys: .generate(), displayName: "Adult E", deviceName: "Adult E's phone", baseURL: service.baseURL, tls: service.clientTLS)
+            let laptop = try await phone.addDevice(name: "Adult E's laptop", kind: .laptop)
+            try await service.ageEnrolments(of: phone.keys.userID)
+            let userID = phone.keys.userID
+            #expect(try await phone.client.me().user.recoveryPublicKey == nil)
+
+            let first = try RecoveryKey.generate()
+            let added = try await phone.setRecoveryKey(first)
+            #expect(added.recoveryKeyChange?.previousRecoveryPublicKey == nil)
+            #expect(try await laptop.client.approveOperation(added.operationID).state == .applied)
+            #expect(try await phone.client.me().user.recoveryPublicKey == first.publicKey)
+
+            let second = try RecoveryKey.generate()
+            let replaced = try await laptop.setRecoveryKey(second)
+            let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
+            let approved = try await first.order(.approve, for: userID, operationID: replaced.operationID, through: anonymous)
+            #expect(approved.operation?.state == .applied && approved.operation?.decidedBy == .recoveryKey)
+            #expect(try await phone.client.me().user.recoveryPublicKey == second.publicKey)
+            await expectFailure(422, "bad_signature") {
+                try await first.order(.retire, for: userID, deviceID: phone.deviceID, through: anonymous)
+            }
+
+            // Bad changes: stale (names the first key), signed by another key, the identity key.
+            func change(_ key: Data, previous: Data?, signer: Ed25519.PrivateKey) throws -> RecoveryKeyChange {
+                let input = try RecoveryKeyChange.signingInput(userID: userID, recoveryPublicKey: key, previousRecoveryPublicKey: previous)
+                return RecoveryKeyChange(
+                    userID: userID, recoveryPublicKey: key, previousRecoveryPublicKey: previous, signature: Data(signer.signature(for: input)))
+            }
+            let third = try RecoveryKey.generate()
+            await expectFailure(409, "stale_recovery_key") {
+                try await phone.client.setRecoveryKey(try change(third.publicKey, previous: first.publicKey, signer: third.signingKey))
+            }
+            await expectFailure(422, "bad_signature") {
+                try await phone.client.setRecoveryKey(try change(third.publicKey, previous: second.publicKey, signer: Ed25519.PrivateKey()))
+            }
+            let identity = Data(phone.keys.identityKey.publicKey.rawRepresentation)
+            await expectFailure(422, "invalid_field") {
+                try await phone.client.setRecoveryKey(try change(identity, previous: second.publicKey, signer: phone.keys.identityKey))
+            }
+            await expectFailure(403) {
+                try await phone.client.setRecoveryKey(
+                    RecoveryKeyChange(userID: UUID(), recoveryPublicKey: third.publicKey, previousRecoveryPublicKey: nil, signature: Data(count: 64)))
+            }
+            #expect(try await phone.client.governedOperations().filter { $0.state == .pending }.isEmpty)
+            #expect(try await phone.client.me().user.recoveryPublicKey == second.publicKey)
+        }
+    }
+}

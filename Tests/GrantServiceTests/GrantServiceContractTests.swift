@@ -125,6 +125,10 @@ import Testing
         try await recovery.order(.approve, for: adultD.keys.userID, operationID: approved.operationID, through: anonymous)
         try await recovery.order(.clear, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
         try await recovery.order(.vouch, for: adultD.keys.userID, deviceID: laptopID, through: anonymous)
+        // A new recovery key for D, approved by the current one.
+        let newRecovery = try RecoveryKey.generate()
+        let change = try await rotatedD.setRecoveryKey(newRecovery)
+        try await recovery.order(.approve, for: adultD.keys.userID, operationID: change.operationID, through: anonymous)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
         try await adultA.transferOwnershipAtOnce(emma, to: adultB.keys.userID)

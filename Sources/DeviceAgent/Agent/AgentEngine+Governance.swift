@@ -67,6 +67,7 @@ extension AgentEngine {
         switch notice.change {
         case .rotateIdentity: what = "an identity rotation of \(whose)"
         case .transferOwnership: what = "a transfer of family member \(notice.familyMemberID?.text ?? "?") by \(whose)"
+        case .setRecovery: what = "a new recovery key for \(whose)"
         case .enrolDevice: what = "device \(notice.subjectDeviceID?.text ?? "?") enrolled for \(whose)"
         case .retireDevice:
             what = notice.subjectDeviceID == deviceID ? "this device retired" : "device \(notice.subjectDeviceID?.text ?? "?") of \(whose) retired"

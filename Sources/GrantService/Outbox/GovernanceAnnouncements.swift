@@ -65,7 +65,12 @@ extension OutboxWriter {
 extension GovernanceNotice {
     /// The notice of a governed operation's new state (`occurredAt` is set when announced).
     init(_ operation: GovernedOperation, actor: UUID?) {
-        let change: Change = operation.kind == .rotateIdentity ? .rotateIdentity : .transferOwnership
+        let change: Change =
+            switch operation.kind {
+            case .rotateIdentity: .rotateIdentity
+            case .transferOwnership: .transferOwnership
+            case .setRecovery: .setRecovery
+            }
         self.init(
             userID: operation.userID, change: change, state: operation.state, operationID: operation.operationID,
             familyMemberID: operation.transfer?.familyMemberID, actorDeviceID: actor, decidedBy: operation.decidedBy,

@@ -4,7 +4,7 @@ import RescindProtocol
 import RescindServiceSupport
 
 /// Operations that change who a user is or what they own (an identity rotation, an ownership
-/// transfer), begun from one device: they wait for the security delay, and the user's other
+/// transfer, a new recovery key), begun from one device: they wait for the security delay, and the user's other
 /// devices and recovery key decide them meanwhile (`GovernedOperation`).
 ///
 /// Who may decide: a device of the user that is active, not frozen, not the one that began the
@@ -46,6 +46,38 @@ struct GovernanceStore: Sendable {
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             return try await insert(
                 .transferOwnership, subject: transfer.familyMemberID, body: try CanonicalJSON.encode(transfer), by: caller, on: connection)
+        }
+    }
+
+    /// Receives a new recovery key (its signature checked by the caller) as a pending operation,
+    /// effective after the delay: a thief cannot replace the recovery key and then approve its own
+    /// operations with it.
+    /// - Throws: 409 `stale_recovery_key` when the key it replaces is not the user's current one,
+    ///   422 `invalid_field` for a key that is the user's identity key or a device's, and as
+    ///   `beginRotation` (401, 403 `device_frozen`, 409 `operation_pending`).
+    func beginRecoveryKeyChange(_ change: RecoveryKeyChange, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        try await pool.transaction { connection in
+            try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+            try await Self.checkRecoveryKeyChange(change, on: connection)
+            return try await insert(.setRecovery, subject: nil, body: try CanonicalJSON.encode(change), by: caller, on: connection)
+        }
+    }
+
+    /// The change still applies to the user's state, and its key is nobody's other key.
+    static func checkRecoveryKeyChange(_ change: RecoveryKeyChange, on connection: PostgresConnection) async throws {
+        guard let row = try await connection.query(
+            "SELECT recovery_public_key, identity_public_key FROM users WHERE user_id = \(change.userID) FOR UPDATE"
+        ).first else { throw APIError.notFound("user") }
+        let (current, identity) = try row.decode(Data?.self, Data.self)
+        guard current == change.previousRecoveryPublicKey else {
+            throw APIError.conflict(
+                "stale_recovery_key", "previous_recovery_public_key is not the user's current recovery key (none, if it has none)")
+        }
+        let taken = try await connection.query(
+            "SELECT 1 FROM devices WHERE signing_public_key = \(change.recoveryPublicKey)"
+        ).first != nil
+        guard change.recoveryPublicKey != identity, change.recoveryPublicKey != current, !taken else {
+            throw APIError.unprocessable("invalid_field", "recovery_public_key must be a new key of its own")
         }
     }
 
@@ -221,7 +253,8 @@ struct GovernanceStore: Sendable {
             effectiveAt: effectiveAt, decidedBy: decidedBy.flatMap(GovernedOperation.Decider.init(rawValue:)),
             decidedByDevice: decidedByDevice, decidedAt: decidedAt,
             rotation: kind == .rotateIdentity ? try body.decode(IdentityRotation.self, decoder: CanonicalJSON.decoder()) : nil,
-            transfer: kind == .transferOwnership ? try body.decode(OwnershipTransfer.self, decoder: CanonicalJSON.decoder()) : nil)
+            transfer: kind == .transferOwnership ? try body.decode(OwnershipTransfer.self, decoder: CanonicalJSON.decoder()) : nil,
+            recoveryKeyChange: kind == .setRecovery ? try body.decode(RecoveryKeyChange.self, decoder: CanonicalJSON.decoder()) : nil)
     }
 
     private static func operation(_ operationID: UUID, of userID: UUID, on connection: PostgresConnection) async throws -> GovernedOperation? {
@@ -318,6 +351,11 @@ struct GovernanceStore: Sendable {
             switch operation.kind {
             case .rotateIdentity: _ = try await IdentityRotationStore.apply(operation.rotation!, on: connection)
             case .transferOwnership: _ = try await families.applyTransfer(operation.transfer!, from: operation.userID, on: connection)
+            case .setRecovery:
+                let change = operation.recoveryKeyChange!
+                try await Self.checkRecoveryKeyChange(change, on: connection)
+                try await connection.execute(
+                    "UPDATE users SET recovery_public_key = \(change.recoveryPublicKey) WHERE user_id = \(change.userID)")
             }
         } catch let refusal where refusal is APIError || refusal is RuleViolation {
             try await connection.execute("ROLLBACK TO SAVEPOINT governed_operation")

@@ -114,6 +114,7 @@ enum GovernanceBanner {
         let what =
             switch operation.kind {
             case .rotateIdentity: "identity rotation"
+            case .setRecovery: "new recovery key"
             case .transferOwnership:
                 "ownership transfer of \(operation.transfer.map { $0.familyMemberID.uuidString.lowercased() } ?? "?") "
                     + "to \(operation.transfer.map { $0.newOwnerUserID.uuidString.lowercased() } ?? "?")"

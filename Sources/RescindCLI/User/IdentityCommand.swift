@@ -19,7 +19,7 @@ struct IdentityCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Create.self, Show.self, Code.self, Trust.self, Rotate.self, Pending.self, Approve.self, Veto.self, Cancel.self,
-            Clear.self, Passphrase.self, Recover.self,
+            Clear.self, Passphrase.self, Recover.self, RecoveryKeyCommand.self,
         ])
 
     struct Create: AsyncParsableCommand {
@@ -54,6 +54,11 @@ struct IdentityCommand: AsyncParsableCommand {
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")
             print("")
+            try Self.printOnce(recoveryKey)
+        }
+
+        /// The words in rows of six and a QR code of their first four letters, for paper.
+        static func printOnce(_ recoveryKey: RecoveryKey) throws {
             print("recovery key: write these \(recoveryKey.words.count) words on paper now. They are shown once and kept nowhere.")
             for row in stride(from: 0, to: recoveryKey.words.count, by: 6) {
                 let words = recoveryKey.words[row..<min(row + 6, recoveryKey.words.count)].enumerated().map { offset, word in
@@ -63,6 +68,49 @@ struct IdentityCommand: AsyncParsableCommand {
             }
             // Four letters a word are enough to type or scan it back, and keep the code small.
             print(try QRCode.encode(Array(recoveryKey.words.map { $0.prefix(4) }.joined(separator: " ").utf8)).terminalText())
+        }
+    }
+
+    struct RecoveryKeyCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "recovery-key",
+            abstract: "Make a new recovery key for your identity (one made without one, or in place of a lost one).",
+            discussion: """
+                Generates a recovery key, prints it once as words and a QR code, and registers its
+                public half. Setting a recovery key changes who can stand for you, so from this
+                device alone it waits for the security delay (another device of yours can veto it,
+                like a rotation); another device's approval (rescind identity approve OP), or the
+                current recovery words (--words-file, --recovery), make it take effect at once.
+
+                Examples:
+                  rescind identity recovery-key
+                  rescind identity recovery-key --words-file /media/usb/old-recovery.txt
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "Approve at once with the current recovery words in this file.") var wordsFile: String?
+        @Flag(help: "Approve at once with the current recovery words, typed on the terminal.") var recovery = false
+
+        func run() async throws {
+            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
+            let current = recovery || wordsFile != nil ? try RecoveryWords.key(wordsFile: wordsFile) : nil
+            let session = try await profile.session()
+            let newKey = try RecoveryKey.generate()
+            var operation = try await session.setRecoveryKey(newKey)
+            if let current {
+                let anonymous = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
+                operation = try await current.order(.approve, for: session.keys.userID, operationID: operation.operationID, through: anonymous)
+                    .operation ?? operation
+            }
+            let id = operation.operationID.uuidString.lowercased()
+            if operation.state == .applied {
+                print("new recovery key registered (operation \(id)); the old words no longer stand for you")
+            } else {
+                print("new recovery key pending: operation \(id), takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
+                print("to make it now: rescind identity approve \(id) (on another device of yours), or run this with --words-file")
+            }
+            print("")
+            try Create.printOnce(newKey)
         }
     }
 

@@ -13,6 +13,9 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case rotateIdentity = "rotate_identity"
         case transferOwnership = "transfer_ownership"
+        /// A new recovery key (`RecoveryKeyChange`): a thief who could set one at once would hold
+        /// everything the recovery key decides.
+        case setRecovery = "set_recovery"
     }
 
     public enum State: String, Codable, Sendable, CaseIterable {
@@ -46,11 +49,13 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
     public var rotation: IdentityRotation?
     /// The transfer, with the owner's signed `transfer` statement (`transfer_ownership`).
     public var transfer: OwnershipTransfer?
+    /// The new recovery key (`set_recovery`).
+    public var recoveryKeyChange: RecoveryKeyChange?
 
     public init(
         operationID: UUID, userID: UUID, kind: Kind, state: State, initiatedBy: UUID, receivedAt: Date, effectiveAt: Date,
         decidedBy: Decider? = nil, decidedByDevice: UUID? = nil, decidedAt: Date? = nil, rotation: IdentityRotation? = nil,
-        transfer: OwnershipTransfer? = nil
+        transfer: OwnershipTransfer? = nil, recoveryKeyChange: RecoveryKeyChange? = nil
     ) {
         self.operationID = operationID
         self.userID = userID
@@ -64,6 +69,7 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
         self.decidedAt = decidedAt
         self.rotation = rotation
         self.transfer = transfer
+        self.recoveryKeyChange = recoveryKeyChange
     }
 
     enum CodingKeys: String, CodingKey {
@@ -76,7 +82,7 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
         case decidedBy = "decided_by"
         case decidedByDevice = "decided_by_device"
         case decidedAt = "decided_at"
-        case rotation, transfer
+        case rotation, transfer, recoveryKeyChange = "recovery_key_change"
     }
 }
 
@@ -97,6 +103,52 @@ public struct OwnershipTransfer: Codable, Sendable, Equatable {
         case familyMemberID = "family_member_id"
         case newOwnerUserID = "new_owner_user_id"
         case statement
+    }
+}
+
+/// A new recovery key for a user, signed by that key itself (only whoever holds it registers it)
+/// over the user, the key and the key it replaces: made for one state, it applies to that state
+/// only (a replay after the key changed again is superseded).
+public struct RecoveryKeyChange: Codable, Sendable, Equatable {
+    public var userID: UUID
+    public var recoveryPublicKey: Data
+    /// The key it replaces; absent when the user has none.
+    public var previousRecoveryPublicKey: Data?
+    /// The new key's Ed25519 signature over `signingInput()`.
+    public var signature: Data
+
+    public init(userID: UUID, recoveryPublicKey: Data, previousRecoveryPublicKey: Data?, signature: Data) {
+        self.userID = userID
+        self.recoveryPublicKey = recoveryPublicKey
+        self.previousRecoveryPublicKey = previousRecoveryPublicKey
+        self.signature = signature
+    }
+
+    struct Signed: Encodable {
+        let userID: UUID
+        let recoveryPublicKey: Data
+        let previousRecoveryPublicKey: Data?
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", recoveryPublicKey = "recovery_public_key"
+            case previousRecoveryPublicKey = "previous_recovery_public_key"
+        }
+    }
+
+    /// A domain label, a newline, the canonical JSON of the user, the key and the key it replaces.
+    public static func signingInput(userID: UUID, recoveryPublicKey: Data, previousRecoveryPublicKey: Data?) throws -> [UInt8] {
+        Array("rescind.recovery_key_change.v1\n".utf8)
+            + [UInt8](try CanonicalJSON.encode(
+                Signed(userID: userID, recoveryPublicKey: recoveryPublicKey, previousRecoveryPublicKey: previousRecoveryPublicKey)))
+    }
+
+    public func signingInput() throws -> [UInt8] {
+        try Self.signingInput(userID: userID, recoveryPublicKey: recoveryPublicKey, previousRecoveryPublicKey: previousRecoveryPublicKey)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", recoveryPublicKey = "recovery_public_key"
+        case previousRecoveryPublicKey = "previous_recovery_public_key", signature
     }
 }
 

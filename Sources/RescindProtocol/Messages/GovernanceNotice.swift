@@ -22,6 +22,8 @@ public struct GovernanceNotice: Codable, Sendable, Equatable {
         case rotateIdentity = "rotate_identity"
         /// A governed ownership transfer (`operation_id`, `family_member_id`).
         case transferOwnership = "transfer_ownership"
+        /// A governed change of the user's recovery key (`operation_id`).
+        case setRecovery = "set_recovery"
         /// A device was enrolled (`subject_device_id`); by another device, provisionally until `effective_at`.
         case enrolDevice = "enrol_device"
         /// A device was retired, at once (`subject_device_id`).

@@ -97,7 +97,7 @@ extension GovernanceNotice: BoundaryValidated {
         // The copy for a device says why it hears of it; the audit copy names no device.
         guard (deviceID == nil) == (audience == nil) else { throw .invalidField("audience") }
         switch change {
-        case .rotateIdentity, .transferOwnership:
+        case .rotateIdentity, .transferOwnership, .setRecovery:
             guard operationID != nil else { throw .invalidField("operation_id") }
             if change == .transferOwnership, familyMemberID == nil { throw .invalidField("family_member_id") }
         case .enrolDevice, .retireDevice, .restoreDevice:
