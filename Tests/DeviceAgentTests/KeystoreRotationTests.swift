@@ -13,14 +13,21 @@ import RescindTLS
 /// Rotating a data directory's identity keys, killed at each step; and changing its passphrase.
 @Suite("Identity rotation and passphrase change of an enrolled data directory", .serialized)
 struct KeystoreRotationTests {
+    /// Adult B, who holds Adult A's family member (one record), and an agent device of B's.
+    static func grantee(
+        on service: GrantServiceHarness
+    ) async throws -> (b: UserSession, member: (id: UUID, rawFMK: [UInt8], records: [UUID: [UInt8]]), device: AgentTestKit.Device) {
+        let owner = try await service.user("Adult A")
+        let b = try await service.user("Adult B")
+        let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["blood type O+"])
+        try await owner.grant(member.id, to: b.keys.userID)
+        return (b, member, try await AgentTestKit.enrol(b, on: service))
+    }
+
     @Test("a rotation moves every copy to new keys; the old keys open nothing served afterwards")
     func rotate() async throws {
         try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let b = try await service.user("Adult B")
-            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["blood type O+"])
-            try await owner.grant(member.id, to: b.keys.userID)
-            let device = try await AgentTestKit.enrol(b, on: service)
+            let (b, member, device) = try await Self.grantee(on: service)
             defer { device.directory.remove() }
 
             // Begun from this device alone, the rotation waits for the security delay: the new keys
@@ -53,11 +60,7 @@ struct KeystoreRotationTests {
     @Test("a service that claims the recovery key's approval took effect, but did not apply it: nothing is re-wrapped")
     func aForgedApprovalWrapsNothing() async throws {
         try await GrantServiceHarness.with { service in
-            let owner = try await service.user("Adult A")
-            let b = try await service.user("Adult B")
-            let member = try await AgentTestKit.familyMember(ownedBy: owner, records: ["blood type O+"])
-            try await owner.grant(member.id, to: b.keys.userID)
-            let device = try await AgentTestKit.enrol(b, on: service)
+            let (b, member, device) = try await Self.grantee(on: service)
             defer { device.directory.remove() }
             let begun = try #require(try await KeystoreRotation.rotateIdentity(configuration: device.configuration).pending)
 
@@ -87,6 +90,7 @@ struct KeystoreRotationTests {
             #expect(!sent.contains { $0.hasPrefix("PUT") || $0.contains("wrapped-key") || $0.contains("rewrap") }, "\(sent)")
             #expect(try await DeviceIdentity.session(configuration: device.configuration).keys.identityKey.publicKey == b.keys.identityKey.publicKey)
             #expect(FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            #expect(try await b.readRecords(member.id).count == 1)  // B's copy still opens with the old keys: not moved
             #expect(try await service.withConnection { connection in
                 try await connection.query("SELECT identity_generation FROM users WHERE user_id = \(b.keys.userID)").first!.decode(Int.self, column: 0)
             } == 1)

@@ -117,8 +117,7 @@ public struct GrantServiceHarness: Sendable {
 
     /// Whether an envelope claims to be a governance notice (`GovernanceNotice`).
     public static func isGovernanceNotice(_ value: Data?) -> Bool {
-        guard let value, let object = try? JSONSerialization.jsonObject(with: value) as? [String: Any] else { return false }
-        return object["schema"] as? String == GovernanceNotice.schema
+        SignedEnvelope.claimedSchema(value) == GovernanceNotice.schema
     }
 
     /// Registers a user with one device and a recovery key (`TestRecovery.key(for:)`).

@@ -41,11 +41,11 @@ struct InboundMessageHandler: Sendable {
                 switch topic {
                 case .revocationEvents:
                     try await revocationEvent(message.value, at: position, on: connection, into: &conclusions)
-                case .accessEvents where Self.claimedSchema(message.value) == GovernanceNotice.schema:
+                case .accessEvents where SignedEnvelope.claimedSchema(message.value) == GovernanceNotice.schema:
                     try await governanceNotice(message.value, on: connection, into: &conclusions)
                 case .accessEvents:
                     try await accessEvent(message.value, on: connection, into: &conclusions)
-                case .deviceAcks where Self.claimedSchema(message.value) == KeyChainViolation.schema:
+                case .deviceAcks where SignedEnvelope.claimedSchema(message.value) == KeyChainViolation.schema:
                     try await keyChainViolation(message.value, at: position, on: connection, into: &conclusions)
                 case .deviceAcks:
                     try await tracker.receive(message.value, at: position, on: connection, into: &conclusions)

@@ -4,15 +4,6 @@ import RescindPostgres
 import RescindProtocol
 
 extension InboundMessageHandler {
-    /// The schema an envelope on `device_acks` claims (acks and key chain violations share
-    /// the topic); `nil` when the bytes are not a JSON object naming one.
-    static func claimedSchema(_ bytes: Data?) -> String? {
-        guard let bytes, bytes.count <= 1 << 20,
-            let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
-        else { return nil }
-        return object["schema"] as? String
-    }
-
     /// A key chain violation an agent signed onto `device_acks`. The audit service knows a
     /// device's key only from revocation events that listed the device: with one, the
     /// signature must verify (else `bad_signature`); without one, the report is stored as

@@ -34,11 +34,10 @@ extension AgentEngine {
         if let value = message.value, value.count > CommandValidation.maxEnvelopeBytes {
             return try await reject(.oversized, message)
         }
-        if Self.isReissue(message.value) {
-            return try await receiveReissue(message)
-        }
-        if Self.isGovernanceNotice(message.value) {
-            return try await receiveGovernanceNotice(message)
+        switch SignedEnvelope.claimedSchema(message.value) {
+        case CommandReissue.schema: return try await receiveReissue(message)
+        case GovernanceNotice.schema: return try await receiveGovernanceNotice(message)
+        default: break
         }
         switch CommandValidation.validate(
             key: message.key, value: message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey)
@@ -75,11 +74,12 @@ extension AgentEngine {
         }
     }
 
-    private func reject(_ reason: CommandValidation.Rejection, _ message: KafkaMessage) async throws -> Receipt {
+    /// Counts, measures and logs a refused `device_commands` message (`what`: its kind).
+    func reject(_ reason: CommandValidation.Rejection, _ message: KafkaMessage, what: String = "device command") async throws -> Receipt {
         try await countRejection(reason.rawValue)
         metrics.rejected(reason)
         logger.warning(
-            "rejected a device command",
+            "rejected a \(what)",
             metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
         return .rejected(reason)
     }

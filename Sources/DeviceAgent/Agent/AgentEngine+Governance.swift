@@ -13,23 +13,12 @@ import RescindProtocol
 /// is heard of on this device within seconds (`rescind-agent pending`, `rescind-agent veto`).
 /// Kept while locked too: it holds identifiers and times only.
 extension AgentEngine {
-    /// Whether a `device_commands` message announces itself as a governance notice (not yet trusted).
-    static func isGovernanceNotice(_ value: Data?) -> Bool {
-        guard let value, let object = try? JSONSerialization.jsonObject(with: value) as? [String: Any] else { return false }
-        return object["schema"] as? String == GovernanceNotice.schema
-    }
-
     /// Called under `mode` for a message keyed to this device whose schema is a notice's.
     func receiveGovernanceNotice(_ message: KafkaMessage) async throws -> Receipt {
         let notice: GovernanceNotice
         switch Self.validateGovernanceNotice(message.value, deviceID: deviceID, serviceKey: configuration.grantServiceKey) {
         case .rejected(let reason):
-            try await countRejection(reason.rawValue)
-            metrics.rejected(reason)
-            logger.warning(
-                "rejected a governance notice",
-                metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
-            return .rejected(reason)
+            return try await reject(reason, message, what: "governance notice")
         case .accepted(let accepted):
             notice = accepted
         }
@@ -44,18 +33,9 @@ extension AgentEngine {
     static func validateGovernanceNotice(
         _ value: Data?, deviceID: UUID, serviceKey: Ed25519.PublicKey
     ) -> Validated<GovernanceNotice> {
-        guard let value else { return .rejected(.malformed) }
-        let message: SignedMessage<GovernanceNotice>
-        do {
-            message = try SignedMessage<GovernanceNotice>.verified(from: value, schema: GovernanceNotice.schema, key: serviceKey)
-        } catch let error as MessageError {
-            return .rejected(CommandValidation.Rejection(rawValue: error.code) ?? .malformed)
-        } catch {
-            return .rejected(.malformed)
-        }
-        guard message.signer == CommandValidation.trustedSigner else { return .rejected(.unknownSigner) }
-        guard message.payload.deviceID == deviceID else { return .rejected(.misaddressed) }
-        return .accepted(message.payload)
+        validateAddressed(
+            value, schema: GovernanceNotice.schema, signer: CommandValidation.trustedSigner, key: serviceKey, to: deviceID,
+            addressee: { $0.deviceID })
     }
 
     /// One line for the log and `rescind-agent pending`: what happened, by whom, and what to do.

@@ -23,23 +23,12 @@ extension AgentEngine {
         case rejected(CommandValidation.Rejection)
     }
 
-    /// Whether a `device_commands` message announces itself as a re-issue (not yet trusted).
-    static func isReissue(_ value: Data?) -> Bool {
-        guard let value, let object = try? JSONSerialization.jsonObject(with: value) as? [String: Any] else { return false }
-        return object["schema"] as? String == CommandReissue.schema
-    }
-
     /// Called under `mode` for a message keyed to this device whose schema is a re-issue's.
     func receiveReissue(_ message: KafkaMessage) async throws -> Receipt {
         let reissue: CommandReissue
         switch Self.validateReissue(message.value, deviceID: deviceID, auditKey: configuration.auditServiceKey) {
         case .rejected(let reason):
-            try await countRejection(reason.rawValue)
-            metrics.rejected(reason)
-            logger.warning(
-                "rejected a command re-issue",
-                metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.partition: "\(message.partition)", LogKey.offset: "\(message.offset)"])
-            return .rejected(reason)
+            return try await reject(reason, message, what: "command re-issue")
         case .accepted(let payload):
             reissue = payload
         }
@@ -74,18 +63,27 @@ extension AgentEngine {
     static func validateReissue(
         _ value: Data?, deviceID: UUID, auditKey: Ed25519.PublicKey?
     ) -> Validated<CommandReissue> {
-        guard let value else { return .rejected(.malformed) }
         guard let auditKey else { return .rejected(.unknownSigner) }
-        let message: SignedMessage<CommandReissue>
+        return validateAddressed(
+            value, schema: CommandReissue.schema, signer: CommandReissue.signer, key: auditKey, to: deviceID, addressee: { $0.deviceID })
+    }
+
+    /// Verifies an envelope of a kind other than a command that is addressed to one device: the
+    /// signature with `key`, the signer name, `deviceID` as the signed addressee, the limits.
+    static func validateAddressed<Payload: Codable & Sendable & Equatable>(
+        _ value: Data?, schema: String, signer: String, key: Ed25519.PublicKey, to deviceID: UUID, addressee: (Payload) -> UUID?
+    ) -> Validated<Payload> {
+        guard let value else { return .rejected(.malformed) }
+        let message: SignedMessage<Payload>
         do {
-            message = try SignedMessage<CommandReissue>.verified(from: value, schema: CommandReissue.schema, key: auditKey)
+            message = try SignedMessage<Payload>.verified(from: value, schema: schema, key: key)
         } catch let error as MessageError {
             return .rejected(CommandValidation.Rejection(rawValue: error.code) ?? .malformed)
         } catch {
             return .rejected(.malformed)
         }
-        guard message.signer == CommandReissue.signer else { return .rejected(.unknownSigner) }
-        guard message.payload.deviceID == deviceID else { return .rejected(.misaddressed) }
+        guard message.signer == signer else { return .rejected(.unknownSigner) }
+        guard addressee(message.payload) == deviceID else { return .rejected(.misaddressed) }
         return .accepted(message.payload)
     }
 }

@@ -11,7 +11,7 @@ struct MessageLine {
         let value = message.value ?? Data()
         let place = "\(message.topic)[\(message.partition)]@\(message.offset)"
         let time = message.timestamp.map(Timestamp.format) ?? "-"
-        let schema = (try? JSONSerialization.jsonObject(with: value) as? [String: Any])?["schema"] as? String ?? "?"
+        let schema = SignedEnvelope.claimedSchema(value) ?? "?"
         text = "\(time) \(place) \(Self.summary(value, schema: schema, key: key))"
     }
 

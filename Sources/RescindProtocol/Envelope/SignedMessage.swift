@@ -123,3 +123,17 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// What an envelope says about itself before anything is trusted.
+public enum SignedEnvelope {
+    /// The schema an envelope claims (several kinds share a topic: commands, re-issues and
+    /// governance notices on `device_commands`; acks and violation reports on `device_acks`), to
+    /// route it to its verification; `nil` when the bytes are not a JSON object naming one, or
+    /// are larger than any envelope (1 MiB).
+    public static func claimedSchema(_ bytes: Data?) -> String? {
+        guard let bytes, bytes.count <= 1 << 20,
+            let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+        else { return nil }
+        return object["schema"] as? String
+    }
+}
