@@ -16,17 +16,20 @@ extension GrantServiceClient {
 extension RecoveryKey {
     /// Orders `kind` for `userID` at once: asks for a fresh challenge and signs the action over it.
     /// - Parameter device: the device to enrol (`.enrol`); `deviceID`: the one to retire, restore
-    ///   or clear; `operationID`: the governed operation to approve or cancel.
+    ///   or clear; `operationID`: the governed operation to approve or cancel; `transfer`: when
+    ///   approving an ownership transfer, its `transfer` statement, which the recovery key signs as
+    ///   well (verifiers accept a transfer before its delay only with that signature).
     /// - Throws: `GrantServiceError` as the service answers (422 `bad_signature` for a key that is
     ///   not the user's recovery key, 404 for a user without one).
     @discardableResult
     public func order(
         _ kind: RecoveryAction.Kind, for userID: UUID, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil,
-        operationID: UUID? = nil, through client: GrantServiceClient
+        operationID: UUID? = nil, transfer: SignedKeyStatement? = nil, through client: GrantServiceClient
     ) async throws -> RecoveryActionResult {
         let challenge = try await client.recoveryChallenge(for: userID)
         let action = RecoveryAction(
-            userID: userID, challengeID: challenge.challengeID, kind: kind, device: device, deviceID: deviceID, operationID: operationID)
+            userID: userID, challengeID: challenge.challengeID, kind: kind, device: device, deviceID: deviceID, operationID: operationID,
+            statementSignature: try transfer.map { Data(signingKey.signature(for: try $0.statement.signingInput())) })
         let signature = signingKey.signature(for: try action.signingInput(nonce: challenge.nonce))
         return try await client.recoveryAction(SignedRecoveryAction(action: action, signature: Data(signature)))
     }

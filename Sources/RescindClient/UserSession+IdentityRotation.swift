@@ -20,13 +20,20 @@ extension UserSession {
     /// The same device acting with other keys of the same user (before and after a rotation).
     public func withKeys(_ keys: UserKeys) -> UserSession {
         precondition(keys.userID == self.keys.userID, "a device belongs to one user")
-        return UserSession(
+        var session = UserSession(
             keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, pins: pins, violationReporter: violationReporter)
+        session.clock = clock
+        session.uploadsInFlight = uploadsInFlight
+        return session
     }
 
     /// The same session reporting refused key histories to `reporter` (the CLI's and tests' transport).
     public func reporting(to reporter: any KeyChainViolationReporting) -> UserSession {
-        UserSession(keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, pins: pins, violationReporter: reporter)
+        var session = UserSession(
+            keys: keys, deviceID: deviceID, client: client, keyHistory: keyHistory, pins: pins, violationReporter: reporter)
+        session.clock = clock
+        session.uploadsInFlight = uploadsInFlight
+        return session
     }
 
     private init(

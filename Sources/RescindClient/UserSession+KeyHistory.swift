@@ -3,7 +3,7 @@ import RescindCrypto
 import RescindProtocol
 
 /// Every key this client uses is checked against the family member's owner-signed key history
-/// (issue 16), incrementally from what `keyHistory` holds; every change of who holds what that
+/// incrementally from what `keyHistory` holds; every change of who holds what that
 /// this client makes carries its signed statement.
 extension UserSession {
     /// A wrapped key that passed verification, its FMK, and the history's verified head.
@@ -38,7 +38,7 @@ extension UserSession {
                 familyMemberID: familyMemberID, cached: cached, statements: statements, wrapped: wrapped, me: keys.userID,
                 myAgreementFingerprint: KeyStatement.fingerprint(ofAgreementKey: Data(keys.agreementKey.publicKey.rawRepresentation)),
                 registeredOwnerKey: { owner in try await registeredIdentityKey(of: owner) },
-                unwrap: { try unwrap($0) })
+                unwrap: { try unwrap($0) }, now: clock())
             if accepted.entry != cached { try await keyHistory.update(familyMemberID, accepted.entry) }
             return VerifiedKey(wrapped: wrapped, fmk: accepted.fmk, entry: accepted.entry)
         } catch let error as KeyHistoryError {
@@ -53,7 +53,8 @@ extension UserSession {
         let cached = keyHistory.entry(familyMemberID)
         let statements = try await client.keyStatements(familyMemberID, after: cached?.seq ?? 0).statements
         do {
-            let entry = try KeyHistoryVerifier.extend(familyMemberID: familyMemberID, cached: cached, statements: statements)
+            let entry = try KeyHistoryVerifier.extend(
+                familyMemberID: familyMemberID, cached: cached, statements: statements, now: clock())
             if cached == nil {
                 guard try await registeredIdentityKey(of: entry.ownerUserID) == entry.ownerIdentityKey else {
                     throw KeyHistoryError(
@@ -125,16 +126,18 @@ extension UserSession {
     func nextStatement(
         after entry: KeyHistoryStore.Entry, kind: KeyStatement.Kind, holders: [KeyStatement.Holder],
         fmkVersion: Int? = nil, commitment: Data? = nil, revokedUserID: UUID? = nil, newOwner: KeyStatement.NewOwner? = nil,
-        signer: Ed25519.PrivateKey? = nil
+        signer: Ed25519.PrivateKey? = nil, delay: TimeInterval? = nil, recoveryPublicKey: Data? = nil
     ) throws -> SignedKeyStatement {
         let head = entry.head.statement
         let key = signer ?? keys.identityKey
+        let issuedAt = Timestamp.truncated(Date())
         return try signStatement(
             KeyStatement(
                 familyMemberID: head.familyMemberID, seq: head.seq + 1, kind: kind, fmkVersion: fmkVersion ?? head.fmkVersion,
                 previousHash: entry.headHash, ownerUserID: keys.userID,
                 signerIdentityKey: Data(key.publicKey.rawRepresentation), holders: holders, revokedUserID: revokedUserID,
-                newOwner: newOwner, fmkCommitment: commitment ?? head.fmkCommitment, issuedAt: Date()),
+                newOwner: newOwner, fmkCommitment: commitment ?? head.fmkCommitment, issuedAt: issuedAt,
+                notBefore: delay.map { issuedAt.addingTimeInterval($0) }, recoveryPublicKey: recoveryPublicKey),
             with: key)
     }
 

@@ -21,6 +21,8 @@ public struct UserSession: Sendable {
     public let violationReporter: any KeyChainViolationReporting
     /// A revocation's upload batches in flight at once (default `UserSession.uploadsInFlight`).
     public var uploadsInFlight: Int = UserSession.uploadsInFlight
+    /// This client's clock: a transfer's security delay is measured on it, never on the service's.
+    public var clock: @Sendable () -> Date = { Date() }
 
     /// - Parameter tls: how the grant service is reached (default: HTTPS with the system's roots).
     /// - Parameter keyHistory: the verified key histories (default: a fresh in-memory store, so
@@ -82,6 +84,8 @@ public struct UserSession: Sendable {
     // MARK: Keys
 
     /// Creates a family member with a fresh FMK v1 (owner copy wrapped under the master key).
+    /// The create statement names my recovery public key, if I registered one: with it, the owner
+    /// hands the family member over at once; without it, only after the security delay.
     public func createFamilyMember(id: UUID = UUID(), fmk: SecretKey = SecretKey()) async throws -> (familyMemberID: UUID, fmk: SecretKey) {
         let wrapped = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: keys.masterKey))
         let statement = try signStatement(
@@ -89,7 +93,7 @@ public struct UserSession: Sendable {
                 familyMemberID: id, seq: 1, kind: .create, fmkVersion: 1, previousHash: nil, ownerUserID: keys.userID,
                 signerIdentityKey: Data(keys.identityKey.publicKey.rawRepresentation),
                 holders: [ownHolder(wrapped)], fmkCommitment: Data(FMKCommitment.commit(fmk, familyMemberID: id, version: 1)),
-                issuedAt: Date()))
+                issuedAt: Date(), recoveryPublicKey: try await client.me().user.recoveryPublicKey))
         _ = try await client.createFamilyMember(
             CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: wrapped, statement: statement))
         return (id, fmk)
@@ -150,7 +154,9 @@ public struct UserSession: Sendable {
 
     /// Hands ownership to a user who holds an active grant, with my signed `transfer` statement
     /// naming them and their identity key: a key this client pinned (`verifiedRecipient`), never
-    /// one seen first here.
+    /// one seen first here. The statement names its own security delay (`not_before`, the
+    /// shortest every verifier accepts): before then only my recovery key's signature, added by
+    /// its approval (`RecoveryKey.order(.approve, …, transfer:)`), puts it in effect.
     public func transferOwnership(_ familyMemberID: UUID, to newOwnerUserID: UUID) async throws -> GovernedOperation {
         let verified = try await verifiedKey(familyMemberID)
         // The service's own rules, read from the verified history: refused before anything is signed.
@@ -166,11 +172,19 @@ public struct UserSession: Sendable {
         let newOwner = try await verifiedRecipient(newOwnerUserID, in: verified.entry, for: .ownership)
         let statement = try nextStatement(
             after: verified.entry, kind: .transfer, holders: verified.entry.head.statement.holders,
-            newOwner: KeyStatement.NewOwner(userID: newOwnerUserID, identityPublicKey: newOwner.identityPublicKey))
-        return try await client.transferOwnership(familyMemberID, to: newOwnerUserID, statement: statement)
+            newOwner: KeyStatement.NewOwner(userID: newOwnerUserID, identityPublicKey: newOwner.identityPublicKey),
+            delay: KeyStatement.minimumDelay)
+        let operation = try await client.transferOwnership(familyMemberID, to: newOwnerUserID, statement: statement)
+        // What a recovery key may be asked to sign next: only the statement made here.
+        guard operation.transfer?.statement == statement else {
+            throw GrantServiceError(
+                status: 502, code: "unexpected_answer", message: "the grant service answered with another transfer than the one signed here")
+        }
+        return operation
     }
 
-    /// After an ownership transfer: re-wrap my copy under my own master key (an `adopt` statement).
+    /// After an ownership transfer: re-wrap my copy under my own master key (an `adopt` statement,
+    /// naming my recovery public key if I registered one).
     public func adoptOwnership(_ familyMemberID: UUID) async throws {
         let verified = try await verifiedKey(familyMemberID)
         let version = verified.wrapped.fmkVersion
@@ -178,7 +192,8 @@ public struct UserSession: Sendable {
             verified.fmk, familyMemberID: familyMemberID, version: UInt32(version), masterKey: keys.masterKey))
         let statement = try nextStatement(
             after: verified.entry, kind: .adopt,
-            holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(wrapped)])
+            holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(wrapped)],
+            recoveryPublicKey: try await client.me().user.recoveryPublicKey)
         _ = try await client.replaceKey(
             familyMemberID,
             ReplaceKeyRequest(fmkVersion: version, wrapping: .self, wrappedFMK: wrapped, granterAgreementPublicKey: nil, statement: statement))

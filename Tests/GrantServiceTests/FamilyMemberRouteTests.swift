@@ -228,7 +228,8 @@ import Testing
             #expect(try await home.adultA.client.familyMember(home.emma).ownerUserID == home.adultA.keys.userID)
             await expectFailure(409, "operation_pending") { try await home.adultA.transferOwnership(home.emma, to: home.adultB.keys.userID) }
             let approved = try await TestRecovery.key(for: home.adultA.keys.userID).order(
-                .approve, for: home.adultA.keys.userID, operationID: transferred.operationID, through: home.adultA.client)
+                .approve, for: home.adultA.keys.userID, operationID: transferred.operationID, transfer: transferred.transfer?.statement,
+                through: home.adultA.client)
             #expect(approved.operation?.state == .applied)
             #expect(try await home.adultA.client.familyMember(home.emma).ownerUserID == home.adultB.keys.userID)
             // A kept access but is no longer the owner.

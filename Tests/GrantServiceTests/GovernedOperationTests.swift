@@ -174,7 +174,7 @@ import Testing
             let stranger = try await service.user("Adult C")
             try await owner.phone.grant(owner.emma, to: stranger.keys.userID)  // the head moves on
             let decided = try await TestRecovery.key(for: owner.userID).order(
-                .approve, for: owner.userID, operationID: begun.operationID, through: owner.phone.client)
+                .approve, for: owner.userID, operationID: begun.operationID, transfer: begun.transfer?.statement, through: owner.phone.client)
             #expect(decided.operation?.state == .superseded)
             #expect(try await owner.iPad.client.familyMember(owner.emma).ownerUserID == owner.userID)
             let kinds = try await owner.iPad.client.keyStatements(owner.emma, after: 0).statements.map(\.statement.kind)

@@ -5,7 +5,7 @@ import RescindProtocol
 import Testing
 
 /// `KeyHistoryVerifier` on hand-made chains, no server: every rule refuses with its own code, and
-/// an honest chain passes (issue 16, the "bad input" list and the rules of item 2).
+/// an honest chain passes.
 @Suite struct KeyHistoryVerifierTests {
     /// An owner making statements for one family member, and the keys it wraps for.
     struct Chain {
@@ -68,7 +68,7 @@ import Testing
 
         func verify(
             as keys: UserKeys, cached: KeyHistoryStore.Entry? = nil, statements: [SignedKeyStatement]? = nil,
-            wrapped: WrappedKeyResponse, registered: Data? = nil
+            wrapped: WrappedKeyResponse, registered: Data? = nil, now: Date = Date()
         ) async throws -> KeyHistoryStore.Entry {
             let session = keys
             return try await KeyHistoryVerifier.verify(
@@ -87,7 +87,7 @@ import Testing
                             grantee: session.agreementKey,
                             granter: try X25519.PublicKey(rawRepresentation: [UInt8](wrapped.granterAgreementPublicKey!)))
                     }
-                }
+                }, now: now
             ).entry
         }
     }
@@ -230,21 +230,23 @@ import Testing
         let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
         try chain.append(
             .transfer, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)],
-            newOwner: KeyStatement.NewOwner(userID: b.userID, identityPublicKey: Data(b.identityKey.publicKey.rawRepresentation)))
+            newOwner: KeyStatement.NewOwner(userID: b.userID, identityPublicKey: Data(b.identityKey.publicKey.rawRepresentation))
+        ) { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
+        let later = Date().addingTimeInterval(2 * KeyStatement.minimumDelay)
         let bSelf = try FMKWrapping.wrapForOwner(chain.fmks[1]!, familyMemberID: chain.id, version: 1, masterKey: b.masterKey)
         let adopted = WrappedKeyResponse(familyMemberID: chain.id, fmkVersion: 1, wrapping: .self, wrappedFMK: Data(bSelf), grantedByUserID: b.userID)
         var withAdopt = chain
         try withAdopt.append(.adopt, holders: [chain.holder(ownCopy, chain.owner), withAdopt.holder(adopted, b)], signer: b.identityKey)
-        _ = try await withAdopt.verify(as: b, wrapped: adopted, registered: Data(b.identityKey.publicKey.rawRepresentation))
+        _ = try await withAdopt.verify(as: b, wrapped: adopted, registered: Data(b.identityKey.publicKey.rawRepresentation), now: later)
         // The old owner can no longer sign.
         var stale = chain
         try stale.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) { $0.ownerUserID = b.userID }
         await Self.expectRefused(.unknownSigner) {
-            _ = try await stale.verify(as: b, wrapped: bCopy, registered: Data(b.identityKey.publicKey.rawRepresentation))
+            _ = try await stale.verify(as: b, wrapped: bCopy, registered: Data(b.identityKey.publicKey.rawRepresentation), now: later)
         }
         // First use: the owner's registered key is not the one the history ends at.
         await Self.expectRefused(.identityKeyChanged) {
-            _ = try await chain.verify(as: b, wrapped: bCopy, registered: Data(Ed25519.PrivateKey().publicKey.rawRepresentation))
+            _ = try await chain.verify(as: b, wrapped: bCopy, registered: Data(Ed25519.PrivateKey().publicKey.rawRepresentation), now: later)
         }
 
         // B rotated its X25519 key and re-wrapped its own copy (no owner statement): accepted by the commitment.
@@ -260,5 +262,69 @@ import Testing
             SecretKey(), familyMemberID: plain.id, version: 1, granter: rotated.agreementKey, grantee: plain.owner.agreementKey.publicKey)
         moved.wrappedFMK = Data(forged)
         await Self.expectRefused(.commitmentMismatch) { _ = try await plain.verify(as: rotated, wrapped: moved) }
+    }
+
+    /// The security delay is the verifier's: a `transfer` takes effect at its own `not_before`
+    /// (by this client's clock), at least an hour after it was signed, or at once with the
+    /// owner's recovery key named in the owner's `create` statement. A service serving it earlier
+    /// — a compromised one applying a pending transfer — is refused.
+    @Test func aTransferTakesEffectAfterItsOwnDelayOrWithTheOwnersRecoveryKey() async throws {
+        let recovery = Ed25519.PrivateKey()
+        var (chain, b, bCopy) = try Self.honest()
+        chain.statements.removeAll()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)]) {
+            $0.recoveryPublicKey = Data(recovery.publicKey.rawRepresentation)
+        }
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
+        let toB = KeyStatement.NewOwner(userID: b.userID, identityPublicKey: Data(b.identityKey.publicKey.rawRepresentation))
+        let holders = [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]
+        let registeredB = Data(b.identityKey.publicKey.rawRepresentation)
+
+        func transfer(_ edit: @escaping (inout KeyStatement) -> Void, recoverySigner: Ed25519.PrivateKey? = nil) throws -> Chain {
+            var next = chain
+            var signed = try next.append(.transfer, holders: holders, newOwner: toB, edit: edit)
+            if let recoverySigner {
+                signed.recoverySignature = Data(recoverySigner.signature(for: try signed.statement.signingInput()))
+                next.statements[next.statements.count - 1] = signed
+            }
+            return next
+        }
+        let delayed = try transfer { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
+        // Served at once: refused by this client's clock; after the delay: the new owner's.
+        await Self.expectRefused(.ungovernedChange) { _ = try await delayed.verify(as: b, wrapped: bCopy, registered: registeredB) }
+        let later = Date().addingTimeInterval(KeyStatement.minimumDelay + 1)
+        #expect(try await delayed.verify(as: b, wrapped: bCopy, registered: registeredB, now: later).ownerUserID == b.userID)
+
+        // No delay named, or a shorter one than the floor: refused whatever the clock says.
+        for edit: (inout KeyStatement) -> Void in [{ _ in }, { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay - 1) }] {
+            let undelayed = try transfer(edit)
+            await Self.expectRefused(.ungovernedChange) {
+                _ = try await undelayed.verify(as: b, wrapped: bCopy, registered: registeredB, now: later.addingTimeInterval(86_400))
+            }
+        }
+        // The recovery key the owner's create statement names makes it take effect at once …
+        let approved = try transfer({ $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }, recoverySigner: recovery)
+        #expect(try await approved.verify(as: b, wrapped: bCopy, registered: registeredB).ownerUserID == b.userID)
+        // … another key does not (a thief's own, or the grant service's).
+        let forged = try transfer({ $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }, recoverySigner: Ed25519.PrivateKey())
+        await Self.expectRefused(.ungovernedChange) { _ = try await forged.verify(as: b, wrapped: bCopy, registered: registeredB) }
+
+        // A history whose owner named no recovery key takes a transfer only after its delay.
+        var (unnamed, c, cCopy) = try Self.honest()
+        try unnamed.append(
+            .transfer, holders: [unnamed.holder(try unnamed.wrapped(for: unnamed.owner, version: 1), unnamed.owner), unnamed.holder(cCopy, c)],
+            newOwner: KeyStatement.NewOwner(userID: c.userID, identityPublicKey: Data(c.identityKey.publicKey.rawRepresentation))
+        ) { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
+        var signed = unnamed.statements.removeLast()
+        signed.recoverySignature = Data(recovery.signature(for: try signed.statement.signingInput()))
+        unnamed.statements.append(signed)
+        await Self.expectRefused(.ungovernedChange) {
+            _ = try await unnamed.verify(as: c, wrapped: cCopy, registered: Data(c.identityKey.publicKey.rawRepresentation))
+        }
+        // `not_before` and `recovery_public_key` only where they belong.
+        var misplaced = chain
+        try misplaced.append(.grant, holders: holders) { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
+        await Self.expectRefused(.malformed) { _ = try await misplaced.verify(as: b, wrapped: bCopy) }
     }
 }

@@ -33,7 +33,9 @@ extension UserSession {
     public func transferOwnershipAtOnce(_ familyMemberID: UUID, to newOwner: UUID, recoveryKey: RecoveryKey? = nil) async throws -> GovernedOperation {
         let operation = try await transferOwnership(familyMemberID, to: newOwner)
         let key = try recoveryKey ?? TestRecovery.key(for: keys.userID)
-        return try await key.order(.approve, for: keys.userID, operationID: operation.operationID, through: client).operation!
+        return try await key.order(
+            .approve, for: keys.userID, operationID: operation.operationID, transfer: operation.transfer?.statement, through: client
+        ).operation!
     }
 }
 

@@ -46,6 +46,9 @@ struct RecoveryController {
                 throw APIError.unprocessable("invalid_field", "a \(action.kind.rawValue) action names an operation_id and nothing else")
             }
         }
+        if let signature = action.statementSignature, action.kind != .approve || signature.count != 64 {
+            throw APIError.unprocessable("invalid_field", "statement_signature is 64 bytes, on an approve action only")
+        }
         if action.kind == .enrol, action.operationID != nil {
             throw APIError.unprocessable("invalid_field", "an enrol action names a device and nothing else")
         }
@@ -75,7 +78,9 @@ struct RecoveryController {
             try await governance.vouchByRecoveryKey(action.deviceID!, userID: action.userID)
             return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .vouch, deviceID: action.deviceID!))
         case .approve:
-            let operation = try await governance.approveByRecoveryKey(action.operationID!, userID: action.userID)
+            let operation = try await governance.approveByRecoveryKey(
+                action.operationID!, userID: action.userID, recoveryKey: challenge.recoveryKey,
+                statementSignature: action.statementSignature)
             return EditedResponse(status: .ok, response: RecoveryActionResult(kind: .approve, operation: operation))
         case .cancel:
             let operation = try await governance.cancelByRecoveryKey(action.operationID!, userID: action.userID)

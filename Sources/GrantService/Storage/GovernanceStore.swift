@@ -40,13 +40,37 @@ struct GovernanceStore: Sendable {
     /// accomplice's account before the owner's other devices hear of it.
     /// - Throws: as the transfer itself would (403, 404, 409 `key_statement_stale`, 422), and as
     ///   `beginRotation` (401, 403 `device_frozen`, 409 `operation_pending` for this family member).
+    ///
+    /// The statement names its own delay (`not_before`, at least `KeyStatement.minimumDelay` after
+    /// `issued_at`, which must be now): every verifier holds the transfer to it, so the operation
+    /// takes effect no earlier than that, whatever this deployment's delay.
     func beginTransfer(_ transfer: OwnershipTransfer, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
+        let notBefore = try Self.checkTransferDelay(transfer.statement?.statement)
         try await families.checkTransfer(transfer, from: caller.userID)
         return try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             return try await insert(
-                .transferOwnership, subject: transfer.familyMemberID, body: try CanonicalJSON.encode(transfer), by: caller, on: connection)
+                .transferOwnership, subject: transfer.familyMemberID, body: try CanonicalJSON.encode(transfer), by: caller,
+                notBefore: notBefore, on: connection)
         }
+    }
+
+    /// How far a statement's `issued_at` may be from this service's clock.
+    static let clockTolerance: TimeInterval = 300
+
+    /// A transfer statement issued now, naming a security delay verifiers accept. Returns its `not_before`.
+    static func checkTransferDelay(_ statement: KeyStatement?, now: Date = Date()) throws -> Date? {
+        guard let statement else { return nil }  // refused with the rest of the statement's checks
+        guard abs(statement.issuedAt.timeIntervalSince(now)) <= clockTolerance else {
+            throw GrantRules.invalidKeyStatement("issued_at must be now (this service's clock is \(Timestamp.format(now)))")
+        }
+        guard let notBefore = statement.notBefore,
+            notBefore.timeIntervalSince(statement.issuedAt) >= KeyStatement.minimumDelay
+        else {
+            throw GrantRules.invalidKeyStatement(
+                "a transfer names not_before, at least \(Int(KeyStatement.minimumDelay)) seconds after issued_at (its security delay)")
+        }
+        return notBefore
     }
 
     /// Receives a new recovery key (its signature checked by the caller) as a pending operation,
@@ -81,8 +105,10 @@ struct GovernanceStore: Sendable {
         }
     }
 
+    /// - Parameter notBefore: the earliest the change may take effect, if later than the delay's end.
     private func insert(
-        _ kind: GovernedOperation.Kind, subject: UUID?, body: Data, by caller: AuthenticatedDevice, on connection: PostgresConnection
+        _ kind: GovernedOperation.Kind, subject: UUID?, body: Data, by caller: AuthenticatedDevice, notBefore: Date? = nil,
+        on connection: PostgresConnection
     ) async throws -> GovernedOperation {
         let operationID = UUID()
         do {
@@ -90,7 +116,8 @@ struct GovernanceStore: Sendable {
                 """
                 INSERT INTO governed_operations (operation_id, user_id, kind, subject, body, initiated_by, effective_at)
                 VALUES (\(operationID), \(caller.userID), \(kind.rawValue), \(subject), \(PostgresJSON(bytes: [UInt8](body))),
-                        \(caller.deviceID), now() + make_interval(secs => \(delay.wholeSeconds)))
+                        \(caller.deviceID),
+                        greatest(now() + make_interval(secs => \(delay.wholeSeconds)), \(notBefore)::timestamptz))
                 """)
         } catch let error as PostgresError where error.isUniqueViolation {
             throw APIError.conflict(
@@ -109,9 +136,18 @@ struct GovernanceStore: Sendable {
     func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
+            guard operation.kind != .transferOwnership else { throw Self.transferNeedsRecoveryKey }
             return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
         }
     }
+
+    /// Every device holds the owner key, so a second device's word is nothing a verifier of the
+    /// family member's history could tell from the thief's: a transfer is approved by time or
+    /// by the recovery key, whose signature the history carries.
+    static let transferNeedsRecoveryKey = APIError(
+        .conflict, "recovery_key_required",
+        "an ownership transfer takes effect after its security delay, or at once with the recovery key "
+            + "(rescind identity approve OP --words-file FILE); another device can veto it, not approve it")
 
     /// A veto: the operation never takes effect, and the device that began it is frozen.
     func veto(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
@@ -146,9 +182,30 @@ struct GovernanceStore: Sendable {
 
     // MARK: Deciding, by the recovery key (the caller checked its signature)
 
-    func approveByRecoveryKey(_ operationID: UUID, userID: UUID) async throws -> GovernedOperation {
+    /// - Parameter statementSignature: for a transfer, the recovery key's signature over its
+    ///   statement, which the statement then carries (verifiers accept it before its delay only so).
+    /// - Throws: 422 `bad_signature` when a transfer's is missing or is not by `recoveryKey`; 409
+    ///   `recovery_key_not_named` when the family member's history names another recovery key.
+    func approveByRecoveryKey(
+        _ operationID: UUID, userID: UUID, recoveryKey: Data, statementSignature: Data?
+    ) async throws -> GovernedOperation {
         try await pool.transaction { connection in
-            let operation = try await Self.lockPending(operationID, of: userID, on: connection)
+            var operation = try await Self.lockPending(operationID, of: userID, on: connection)
+            if operation.kind == .transferOwnership, let transfer = operation.transfer, var statement = transfer.statement {
+                statement.recoverySignature = statementSignature
+                guard statement.hasValidRecoverySignature(by: recoveryKey) else {
+                    throw APIError.unprocessable(
+                        "bad_signature", "approving a transfer takes statement_signature, the recovery key's signature over its key statement")
+                }
+                guard try await KeyStatementStore.ownerRecoveryKey(transfer.familyMemberID, on: connection) == recoveryKey else {
+                    throw APIError.conflict(
+                        "recovery_key_not_named",
+                        "this family member's key history names another recovery key (or none) for its owner: the transfer waits for its delay")
+                }
+                operation.transfer?.statement = statement
+            } else if statementSignature != nil {
+                throw APIError.unprocessable("invalid_field", "statement_signature is for approving an ownership transfer only")
+            }
             return try await apply(operation, decidedBy: .recoveryKey, device: nil, on: connection)
         }
     }

@@ -34,16 +34,30 @@ struct KeyStatementStore: Sendable {
     static func list(_ familyMemberID: UUID, after seq: Int, on connection: PostgresConnection) async throws -> [SignedKeyStatement] {
         try await connection.query(
             """
-            SELECT body, signature, new_owner_signature FROM key_statements
+            SELECT body, signature, new_owner_signature, recovery_signature FROM key_statements
             WHERE family_member_id = \(familyMemberID) AND seq > \(seq)
             ORDER BY seq LIMIT \(pageLimit)
             """
         ).map { row in
-            let (body, signature, newOwnerSignature) = try row.decode(Data.self, Data.self, Data?.self)
+            let (body, signature, newOwnerSignature, recoverySignature) = try row.decode(Data.self, Data.self, Data?.self, Data?.self)
             return SignedKeyStatement(
                 statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature,
-                newOwnerSignature: newOwnerSignature)
+                newOwnerSignature: newOwnerSignature, recoverySignature: recoverySignature)
         }
+    }
+
+    /// The recovery public key the family member's history names for its current owner: the
+    /// one in the owner's `create` or `adopt` statement (none after a `transfer` until the new
+    /// owner adopts). Verifiers accept a transfer before its `not_before` only with its signature.
+    static func ownerRecoveryKey(_ familyMemberID: UUID, on connection: PostgresConnection) async throws -> Data? {
+        guard let row = try await connection.query(
+            """
+            SELECT body FROM key_statements
+            WHERE family_member_id = \(familyMemberID) AND kind IN ('create', 'transfer', 'adopt')
+            ORDER BY seq DESC LIMIT 1
+            """
+        ).first else { return nil }
+        return try CanonicalJSON.decode(KeyStatement.self, from: try row.decode(Data.self, column: 0)).recoveryPublicKey
     }
 
     /// Checks `signed` against the head and what the change (already written in this
@@ -58,6 +72,14 @@ struct KeyStatementStore: Sendable {
         guard let signed else { throw GrantRules.keyStatementRequired }
         let head = try await head(familyMemberID, on: connection)
         let callerKey = try await identityKey(of: caller, on: connection)
+        if let named = signed.statement.recoveryPublicKey {
+            let registered = try await connection.query(
+                "SELECT recovery_public_key FROM users WHERE user_id = \(caller)"
+            ).first?.decode(Data?.self, column: 0)
+            guard named == registered else {
+                throw GrantRules.invalidKeyStatement("recovery_public_key is not your registered recovery key")
+            }
+        }
         let signer: Data
         var expectedNewOwner: KeyStatement.NewOwner?
         switch (kind, head) {
@@ -101,10 +123,11 @@ struct KeyStatementStore: Sendable {
         let body = try CanonicalJSON.encode(signed.statement)
         try await connection.execute(
             """
-            INSERT INTO key_statements (family_member_id, seq, fmk_version, kind, body, signature, hash, new_owner_signature)
+            INSERT INTO key_statements
+                (family_member_id, seq, fmk_version, kind, body, signature, hash, new_owner_signature, recovery_signature)
             VALUES (\(familyMemberID), \(signed.statement.seq), \(signed.statement.fmkVersion),
                     \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()),
-                    \(signed.newOwnerSignature))
+                    \(signed.newOwnerSignature), \(signed.recoverySignature))
             """)
     }
 

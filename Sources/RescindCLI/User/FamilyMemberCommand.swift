@@ -71,7 +71,8 @@ struct FamilyMemberCommand: AsyncParsableCommand {
             var operation = try await session.transferOwnership(familyMember, to: to)
             if let recoveryKey {
                 let approved = try await recoveryKey.order(
-                    .approve, for: session.keys.userID, operationID: operation.operationID, through: session.client)
+                    .approve, for: session.keys.userID, operationID: operation.operationID, transfer: operation.transfer?.statement,
+                    through: session.client)
                 operation = approved.operation ?? operation
             }
             let id = operation.operationID.uuidString.lowercased()
@@ -80,7 +81,7 @@ struct FamilyMemberCommand: AsyncParsableCommand {
                 print("owner is now \(to.uuidString.lowercased()); they should run: rescind family-member adopt \(familyMember.uuidString.lowercased())")
             case .pending:
                 print("transfer pending: operation \(id), takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
-                print("to make it now: rescind identity approve \(id) (on another device of yours), or run this with --recovery")
+                print("to make it now: rescind identity approve \(id) --words-file FILE (your recovery words); another device can veto it")
             default:
                 throw CLIError("the transfer did not take effect: operation \(id) is \(operation.state.rawValue)")
             }

@@ -36,20 +36,50 @@ extension IdentityCommand {
 
     struct Approve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Approve, from this device, an operation another device of yours began: it takes effect now.",
+            abstract: "Approve a pending operation of yours: it takes effect now.",
             discussion: """
-                Only a device that was yours before the operation began may approve it (a device
-                enrolled by another device governs a security delay after its enrolment).
+                From this device: only a device that was yours before the operation began may approve
+                it (a device enrolled by another device governs a security delay after its enrolment).
+                With the recovery words (--words-file, --recovery) any operation of yours, and an
+                ownership transfer only so: every device holds the owner key, so the family member's
+                key history takes the transfer early only with the recovery key's signature.
 
-                Example:
+                Examples:
                   rescind identity approve 3c9d…
+                  rescind identity approve 3c9d… --words-file /media/usb/recovery.txt
                 """)
 
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "The operation id (rescind identity pending).") var operation: UUID
+        @Option(help: "Approve with the recovery words in this file.") var wordsFile: String?
+        @Flag(help: "Approve with the recovery words, typed on the terminal.") var recovery = false
+
+        func validate() throws {
+            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
+        }
 
         func run() async throws {
-            let decided = try await profile.session().client.approveOperation(operation)
+            let session = try await profile.session()
+            let decided: GovernedOperation
+            if recovery || wordsFile != nil {
+                let key = try RecoveryWords.key(wordsFile: wordsFile)
+                guard let pending = try await session.client.governedOperations().first(where: { $0.operationID == operation }) else {
+                    throw CLIError("no operation \(operation.uuidString.lowercased()) of yours (rescind identity pending)")
+                }
+                // The recovery key signs a transfer statement only when it says what the operation shows.
+                if let transfer = pending.transfer {
+                    guard let statement = transfer.statement?.statement, statement.kind == .transfer,
+                        statement.familyMemberID == transfer.familyMemberID, statement.newOwner?.userID == transfer.newOwnerUserID
+                    else { throw CLIError("the grant service listed a transfer whose statement says otherwise; nothing was signed") }
+                }
+                let anonymous = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
+                guard let approved = try await key.order(
+                    .approve, for: session.keys.userID, operationID: operation, transfer: pending.transfer?.statement, through: anonymous
+                ).operation else { throw CLIError("the grant service did not say what became of the operation") }
+                decided = approved
+            } else {
+                decided = try await session.client.approveOperation(operation)
+            }
             print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
         }
     }

@@ -19,12 +19,16 @@ public final class KeyHistoryStore: @unchecked Sendable {
         public var head: SignedKeyStatement
         /// Its hash (what the next statement's `previous_hash` must be).
         public var headHash: Data
+        /// The owner's recovery public key, as the owner's `create` or `adopt` statement named it:
+        /// its signature makes a `transfer` take effect before its `not_before`.
+        public var ownerRecoveryKey: Data? = nil
 
         public var seq: Int { head.statement.seq }
         public var fmkVersion: Int { head.statement.fmkVersion }
 
         enum CodingKeys: String, CodingKey {
             case ownerIdentityKey = "owner_identity_key", ownerUserID = "owner_user_id", head, headHash = "head_hash"
+            case ownerRecoveryKey = "owner_recovery_key"
         }
     }
 

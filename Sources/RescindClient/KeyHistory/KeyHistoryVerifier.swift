@@ -11,6 +11,11 @@ import RescindProtocol
 ///   or `rekey` statement, signed by the key before it, handed over to), names the owner that
 ///   key belongs to, has the next sequence number and names the previous statement's hash; a
 ///   `rekey` is signed by the new key as well;
+/// - a `transfer` is signed by the owner's recovery key as well (the key the owner's `create` or
+///   `adopt` statement named), or it names a `not_before` at least `KeyStatement.minimumDelay`
+///   after it was issued and this client's clock has passed it (`ungoverned_change`): the security
+///   delay is the verifier's to enforce, so a grant service that applies a pending transfer early
+///   — or one a veto stopped — changes no client's idea of who owns the family member;
 /// - versions: `create` is v1 (and only seq 1), `revoke` moves one up, the rest keep it;
 /// - the chain never goes below the head verified before (`rollback`) and always extends it (`fork`);
 /// - the wrapped key is at the head's version (`stale_version`), names me as a holder
@@ -32,17 +37,22 @@ public enum KeyHistoryVerifier {
         public var fmk: SecretKey
     }
 
+    /// How far ahead of this client's clock a `not_before` may be and still count as passed:
+    /// clocks of honest devices and services differ by seconds, not by the delay's hour.
+    public static let clockTolerance: TimeInterval = 300
+
     /// - Parameter me: my user id and the SHA-256 of my current X25519 public key.
     /// - Parameter registeredOwnerKey: asked for only at first use (nil cached state).
     public static func verify(
         familyMemberID: UUID, cached: KeyHistoryStore.Entry?, statements: [SignedKeyStatement],
         wrapped: WrappedKeyResponse, me: UUID, myAgreementFingerprint: Data,
-        registeredOwnerKey: (UUID) async throws -> Data, unwrap: (WrappedKeyResponse) throws -> SecretKey
+        registeredOwnerKey: (UUID) async throws -> Data, unwrap: (WrappedKeyResponse) throws -> SecretKey,
+        now: Date = Date()
     ) async throws -> Accepted {
         func fail(_ code: KeyChainViolation.Code, _ seq: Int?, _ detail: String) -> KeyHistoryError {
             KeyHistoryError(code, familyMemberID: familyMemberID, statementSeq: seq, detail)
         }
-        let chain = try extend(familyMemberID: familyMemberID, cached: cached, statements: statements)
+        let chain = try extend(familyMemberID: familyMemberID, cached: cached, statements: statements, now: now)
         if cached == nil {
             let registered = try await registeredOwnerKey(chain.ownerUserID)
             guard registered == chain.ownerIdentityKey else {
@@ -74,8 +84,9 @@ public enum KeyHistoryVerifier {
     }
 
     /// The chain after `statements`, checked link by link from `cached` (or from seq 1).
+    /// - Parameter now: this client's clock, which a transfer's `not_before` must have passed.
     public static func extend(
-        familyMemberID: UUID, cached: KeyHistoryStore.Entry?, statements offered: [SignedKeyStatement]
+        familyMemberID: UUID, cached: KeyHistoryStore.Entry?, statements offered: [SignedKeyStatement], now: Date = Date()
     ) throws -> KeyHistoryStore.Entry {
         func fail(_ code: KeyChainViolation.Code, _ seq: Int?, _ detail: String) -> KeyHistoryError {
             KeyHistoryError(code, familyMemberID: familyMemberID, statementSeq: seq, detail)
@@ -111,7 +122,7 @@ public enum KeyHistoryVerifier {
                 guard signed.hasValidSignature() else { throw fail(.badSignature, 1, "the create statement's signature does not verify") }
                 state = KeyHistoryStore.Entry(
                     ownerIdentityKey: statement.signerIdentityKey, ownerUserID: statement.ownerUserID, head: signed,
-                    headHash: try signed.hash())
+                    headHash: try signed.hash(), ownerRecoveryKey: statement.recoveryPublicKey)
                 continue
             }
             guard statement.seq == previous.seq + 1 else {
@@ -139,6 +150,16 @@ public enum KeyHistoryVerifier {
             guard statement.kind != .rekey || signed.hasValidNewOwnerSignature() else {
                 throw fail(.badSignature, statement.seq, "statement \(statement.seq) (rekey) is not signed by the new owner key it names")
             }
+            if statement.kind == .transfer, !signed.hasValidRecoverySignature(by: previous.ownerRecoveryKey) {
+                guard let notBefore = statement.notBefore,
+                    notBefore.timeIntervalSince(statement.issuedAt) >= KeyStatement.minimumDelay
+                else {
+                    throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) names no security delay and is not signed by the owner's recovery key")
+                }
+                guard notBefore <= now.addingTimeInterval(clockTolerance) else {
+                    throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) takes effect at \(Timestamp.format(notBefore)), not yet: the grant service applied it before its security delay ran out")
+                }
+            }
             // A rotation revokes nobody and adds nobody: exactly the holders of the version before.
             if statement.kind == .rotate,
                 Set(statement.holders.map(\.userID)) != Set(previous.head.statement.holders.map(\.userID))
@@ -154,6 +175,11 @@ public enum KeyHistoryVerifier {
                 }
                 next.ownerIdentityKey = newOwner.identityPublicKey
                 next.ownerUserID = newOwner.userID
+            }
+            switch statement.kind {
+            case .transfer: next.ownerRecoveryKey = nil  // the new owner names theirs when adopting
+            case .adopt: next.ownerRecoveryKey = statement.recoveryPublicKey
+            default: break
             }
             state = next
         }

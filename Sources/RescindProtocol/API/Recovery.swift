@@ -34,10 +34,14 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
     public var deviceID: UUID?
     /// The governed operation to approve or cancel.
     public var operationID: UUID?
+    /// Approving an ownership transfer: the recovery key's signature over its `transfer` key
+    /// statement, which the service adds to the statement (`recovery_signature`) so that every
+    /// verifier accepts it before its `not_before`.
+    public var statementSignature: Data?
 
     public init(
         userID: UUID, challengeID: UUID, kind: Kind, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil,
-        operationID: UUID? = nil
+        operationID: UUID? = nil, statementSignature: Data? = nil
     ) {
         self.userID = userID
         self.challengeID = challengeID
@@ -45,6 +49,7 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
         self.device = device
         self.deviceID = deviceID
         self.operationID = operationID
+        self.statementSignature = statementSignature
     }
 
     enum CodingKeys: String, CodingKey {
@@ -54,6 +59,7 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
         case device
         case deviceID = "device_id"
         case operationID = "operation_id"
+        case statementSignature = "statement_signature"
     }
 
     /// What the recovery key signs: `rescind-recovery-action-v1\n` and the canonical JSON of the

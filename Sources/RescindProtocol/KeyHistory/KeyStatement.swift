@@ -1,7 +1,7 @@
 import Foundation
 
 /// One link of a family member's key history, signed by its owner's Ed25519 identity key: who
-/// holds which FMK version after it, and a commitment to that FMK (issue 16).
+/// holds which FMK version after it, and a commitment to that FMK.
 ///
 /// The grant service stores and serves the chain but holds no owner key, so it cannot make one;
 /// every client and agent verifies the chain up to the version it was handed (`KeyHistoryVerifier`).
@@ -52,6 +52,10 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         }
     }
 
+    /// The shortest security delay a verifier accepts between a `transfer` being signed and it
+    /// taking effect (`not_before`), whatever the deployment's own (longer) delay.
+    public static let minimumDelay: TimeInterval = 3600
+
     /// The owner a `transfer` hands over to, or the owner's new key in a `rekey`.
     public struct NewOwner: Codable, Sendable, Equatable {
         public var userID: UUID
@@ -84,11 +88,19 @@ public struct KeyStatement: Codable, Sendable, Equatable {
     public var fmkCommitment: Data
     /// Millisecond precision (the canonical form).
     public var issuedAt: Date
+    /// A `transfer` only: the change takes effect no earlier than this, at least
+    /// `minimumDelay` after `issuedAt`, unless the owner's recovery key signed it too. Every
+    /// verifier holds it to its own clock, so a grant service that applies a pending transfer
+    /// early is refused by every client, whatever the service says about time.
+    public var notBefore: Date?
+    /// `create` and `adopt` only: the owner's recovery public key (Ed25519), the one key whose
+    /// signature makes a later `transfer` take effect at once.
+    public var recoveryPublicKey: Data?
 
     public init(
         familyMemberID: UUID, seq: Int, kind: Kind, fmkVersion: Int, previousHash: Data?, ownerUserID: UUID,
         signerIdentityKey: Data, holders: [Holder], revokedUserID: UUID? = nil, newOwner: NewOwner? = nil,
-        fmkCommitment: Data, issuedAt: Date
+        fmkCommitment: Data, issuedAt: Date, notBefore: Date? = nil, recoveryPublicKey: Data? = nil
     ) {
         self.familyMemberID = familyMemberID
         self.seq = seq
@@ -102,6 +114,8 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         self.newOwner = newOwner
         self.fmkCommitment = fmkCommitment
         self.issuedAt = Timestamp.truncated(issuedAt)
+        self.notBefore = notBefore.map(Timestamp.truncated)
+        self.recoveryPublicKey = recoveryPublicKey
     }
 
     enum CodingKeys: String, CodingKey {
@@ -109,6 +123,7 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         case previousHash = "previous_hash", ownerUserID = "owner_user_id"
         case signerIdentityKey = "signer_identity_key", holders, revokedUserID = "revoked_user_id"
         case newOwner = "new_owner", fmkCommitment = "fmk_commitment", issuedAt = "issued_at"
+        case notBefore = "not_before", recoveryPublicKey = "recovery_public_key"
     }
 
     /// What the signer signs: the domain label, a newline, the canonical JSON of the statement.
@@ -127,15 +142,20 @@ public struct SignedKeyStatement: Codable, Sendable, Equatable {
     /// alone cannot move a family member to a new key: a thief still holding it could otherwise
     /// name the owner's new key with a self copy of its own making, which nobody can open.
     public var newOwnerSignature: Data?
+    /// A `transfer` only: the owner's recovery key's signature over the same signing input,
+    /// which makes the transfer take effect at once (without it, not before `not_before`).
+    /// Outside the statement's hash, like the other signatures but the owner's.
+    public var recoverySignature: Data?
 
-    public init(statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil) {
+    public init(statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil, recoverySignature: Data? = nil) {
         self.statement = statement
         self.signature = signature
         self.newOwnerSignature = newOwnerSignature
+        self.recoverySignature = recoverySignature
     }
 
     enum CodingKeys: String, CodingKey {
-        case statement, signature, newOwnerSignature = "new_owner_signature"
+        case statement, signature, newOwnerSignature = "new_owner_signature", recoverySignature = "recovery_signature"
     }
 }
 

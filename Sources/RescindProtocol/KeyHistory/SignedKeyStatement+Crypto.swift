@@ -25,6 +25,16 @@ extension SignedKeyStatement {
         return key.isValidSignature([UInt8](signature), for: input)
     }
 
+    /// Whether a `transfer` carries a valid signature by `recoveryKey` (the owner's recovery key
+    /// as the history names it); false without one.
+    public func hasValidRecoverySignature(by recoveryKey: Data?) -> Bool {
+        guard statement.kind == .transfer, let recoveryKey, let signature = recoverySignature,
+            let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](recoveryKey)),
+            let input = try? statement.signingInput()
+        else { return false }
+        return key.isValidSignature([UInt8](signature), for: input)
+    }
+
     /// Whether the signature verifies with the key the statement names as its signer.
     public func hasValidSignature() -> Bool {
         guard let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.signerIdentityKey)),
@@ -70,5 +80,13 @@ extension KeyStatement: BoundaryValidated {
         }
         if kind != .revoke, revokedUserID != nil { throw .invalidField("revoked_user_id") }
         if kind != .transfer, kind != .rekey, newOwner != nil { throw .invalidField("new_owner") }
+        if let notBefore {
+            try check.timestamp(notBefore, "not_before")
+            guard kind == .transfer else { throw .invalidField("not_before") }
+        }
+        if let recoveryPublicKey {
+            try check.bytes(recoveryPublicKey, "recovery_public_key", count: 32)
+            guard kind == .create || kind == .adopt else { throw .invalidField("recovery_public_key") }
+        }
     }
 }

@@ -36,6 +36,10 @@ public struct KeyChainViolation: Codable, Sendable, Equatable {
         case notAHolder = "not_a_holder"
         /// A user's identity key changed without a rotation statement signed by the old key.
         case identityKeyChanged = "identity_key_changed"
+        /// A `transfer` served before the security delay it names ran out (by this client's
+        /// clock), without the owner's recovery key's signature: a service applying a pending
+        /// transfer early.
+        case ungovernedChange = "ungoverned_change"
         /// The service refused access (403) but no owner statement excludes this user and no
         /// signed command asked for erasure: the device keeps its copy.
         case unsignedErasure = "unsigned_erasure"
