@@ -14,15 +14,19 @@
 #   - runs compose.yaml with deploy/local/compose.local.yaml and plays the story: an owner
 #     and a family member from the host's `rescind` over TLS, shared with the users of two
 #     agents in containers, one revoked: one agent erases, the other rotates, both ack; the
-#     audit service's monitoring page and /metrics answer over TLS; Prometheus (Debian's, on
-#     the host) scrapes both services with deploy/prometheus's rules, and an agent stopped
+#     audit service's monitoring page answers over TLS, and /metrics over TLS on each service's
+#     metrics port (404 on the API's port); Prometheus (Debian's, on the host) scrapes both
+#     services as deploy/prometheus/prometheus.yaml says, with its rules, and an agent stopped
 #     before a second revocation makes RescindAcksOverdue fire;
 #   - tears everything down (also before it starts, so a failed run never blocks the next).
 # On failure it names the step and prints the containers' logs.
 #   scripts/check-containers.sh [--keep]   --keep: leave the stack running afterwards
 #   scripts/check-containers.sh --down     only tear down
-# Host ports: GRANT_SERVICE_HOST_PORT (18480), AUDIT_SERVICE_HOST_PORT (18481),
-# CHECK_CONTAINERS_PROMETHEUS_PORT (18490, Prometheus on the host).
+# Host ports: GRANT_SERVICE_HOST_PORT (18480), AUDIT_SERVICE_HOST_PORT (18481), their metrics
+# ports GRANT_SERVICE_METRICS_HOST_PORT (18482) and AUDIT_SERVICE_METRICS_HOST_PORT (18483),
+# CHECK_CONTAINERS_PROMETHEUS_PORT (18490, Prometheus on the host). Two runs at once on one
+# machine need other ports and their own CHECK_CONTAINERS_PROJECT (compose project,
+# rescind-check) and CHECK_CONTAINERS_TAG (role images' tag, check).
 # The binaries: RESCIND_BIN_DIR (default: `swift build --show-bin-path`).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,14 +36,17 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 STACK_DIR=${RESCIND_STACK_DIR:-$ROOT/.stack}
 WORK=$STACK_DIR/containers
-PROJECT=rescind-check
+PROJECT=${CHECK_CONTAINERS_PROJECT:-rescind-check}
 export GRANT_SERVICE_HOST_PORT=${GRANT_SERVICE_HOST_PORT:-18480}
 export AUDIT_SERVICE_HOST_PORT=${AUDIT_SERVICE_HOST_PORT:-18481}
+export GRANT_SERVICE_METRICS_HOST_PORT=${GRANT_SERVICE_METRICS_HOST_PORT:-18482}
+export AUDIT_SERVICE_METRICS_HOST_PORT=${AUDIT_SERVICE_METRICS_HOST_PORT:-18483}
 PROMETHEUS_PORT=${CHECK_CONTAINERS_PROMETHEUS_PORT:-18490}
 export CHECK_CONTAINERS_SECRETS=$WORK/secrets
 export CHECK_CONTAINERS_LIBRDKAFKA=$WORK/librdkafka
 BASE_IMAGE=localhost/rescind-local/debian:bookworm
-TAG=check
+export CHECK_CONTAINERS_TAG=${CHECK_CONTAINERS_TAG:-check}
+TAG=$CHECK_CONTAINERS_TAG
 ROLES=(grant-service audit-service agent admin cli)
 
 started=$(date +%s)
@@ -246,6 +253,8 @@ compose up -d --no-build --no-deps grant-service audit-service >>"$WORK/compose.
 started_services+=(grant-service audit-service)
 grant_url=https://127.0.0.1:$GRANT_SERVICE_HOST_PORT
 audit_url=https://127.0.0.1:$AUDIT_SERVICE_HOST_PORT
+grant_metrics_url=https://127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT
+audit_metrics_url=https://127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT
 ready() { curl -fsS --cacert "$ca" --max-time 3 "$1/ready"; }
 wait_for "the grant service's /ready" 60 ready "$grant_url"
 wait_for "the audit service's /ready" 60 ready "$audit_url"
@@ -306,7 +315,7 @@ grep -Eq '^  [0-9a-f-]{36}  secure_deletion  applied' <<<"$status" \
     && grep -Eq '^  [0-9a-f-]{36}  fmk_rotation  applied' <<<"$status" \
     || { say "the revocation's devices are not one erasure and one rotation"; exit 1; }
 
-step "monitoring page and /metrics over TLS"
+step "monitoring page over TLS, /metrics over TLS on the metrics ports only"
 token=$(cat "$CHECK_CONTAINERS_SECRETS/audit-operator.token")
 # Each check names what it asked when it fails.
 expect() {
@@ -318,14 +327,20 @@ expect() {
 }
 expect "the monitoring page (from the audit service's bundle)" '<div id="monitor"' "$audit_url/monitor"
 expect "the revocation, complete, as the operator" '"completed_at":"2' -H "Authorization: Bearer $token" "$audit_url/v1/revocations/$event"
-expect "the audit service's /metrics" '^rescind_build_info' "$audit_url/metrics"
-expect "the audit service's /metrics" '^rescind_audit_' "$audit_url/metrics"
-expect "the grant service's /metrics" '^rescind_build_info' "$grant_url/metrics"
+expect "the audit service's /metrics" '^rescind_build_info' "$audit_metrics_url/metrics"
+expect "the audit service's /metrics" '^rescind_audit_' "$audit_metrics_url/metrics"
+expect "the grant service's /metrics" '^rescind_build_info' "$grant_metrics_url/metrics"
+# The API's ports answer /metrics with 404: the network policy's port rule is what guards them.
+for url in "$audit_url" "$grant_url"; do
+    code=$(curl -sS --cacert "$ca" --max-time 10 -o /dev/null -w '%{http_code}' "$url/metrics") || true
+    [ "$code" = 404 ] || { say "$url/metrics answered $code, not 404 (metrics belong on the metrics port)"; exit 1; }
+done
 expect "the grant service's OpenAPI document (from its bundle)" '^openapi:' "$grant_url/v1/openapi.yaml"
 
 step "Prometheus: deploy/prometheus's rules on the stack, an agent stopped, RescindAcksOverdue fires"
-# Debian's Prometheus on the host scrapes both services over TLS and evaluates the rules, their
-# `for:` shortened to seconds (compose.local.yaml shortens the ack deadline to match).
+# Debian's Prometheus on the host scrapes both services' metrics ports over TLS and evaluates the
+# rules, as deploy/prometheus/prometheus.yaml says, with this run's ports, CA and intervals and
+# the rules' `for:` shortened to seconds (compose.local.yaml shortens the ack deadline to match).
 command -v prometheus >/dev/null 2>&1 || {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
@@ -333,21 +348,16 @@ command -v prometheus >/dev/null 2>&1 || {
 prom=$WORK/prometheus
 rm -rf "$prom"
 mkdir -p "$prom"
-sed -E 's/^( +for: ).*/\12s/' deploy/prometheus/rescind-rules.yaml >"$prom/rules.yaml"
-cat >"$prom/prometheus.yml" <<PROM
-global: { scrape_interval: 2s, evaluation_interval: 2s }
-rule_files: [rules.yaml]
-scrape_configs:
-  - job_name: rescind-audit
-    scheme: https
-    tls_config: { ca_file: $ca }
-    static_configs: [{ targets: ["127.0.0.1:$AUDIT_SERVICE_HOST_PORT"] }]
-  - job_name: rescind-grant
-    scheme: https
-    tls_config: { ca_file: $ca }
-    static_configs: [{ targets: ["127.0.0.1:$GRANT_SERVICE_HOST_PORT"] }]
-PROM
-prometheus --config.file="$prom/prometheus.yml" --storage.tsdb.path="$prom/data" \
+sed -E 's/^( +for: ).*/\12s/' deploy/prometheus/rescind-rules.yaml >"$prom/rescind-rules.yaml"
+sed -E -e 's/^(  (scrape|evaluation)_interval: ).*/\12s/' -e "s|ca_file: ../secrets/tls/ca.pem|ca_file: $ca|" \
+    -e "s|\"127.0.0.1:9090\"|\"127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT\"|" \
+    -e "s|\"127.0.0.1:9091\"|\"127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT\"|" \
+    deploy/prometheus/prometheus.yaml >"$prom/prometheus.yaml"
+# Every substitution took (a changed file must change this script, not go untested).
+for setting in "interval: 2s" "ca_file: $ca" "127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT" "127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT"; do
+    grep -qF "$setting" "$prom/prometheus.yaml" || { say "deploy/prometheus/prometheus.yaml: '$setting' did not take"; exit 1; }
+done
+prometheus --config.file="$prom/prometheus.yaml" --storage.tsdb.path="$prom/data" \
     --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" >"$prom/prometheus.log" 2>&1 &
 echo $! >"$prom/pid"
 prom_url=http://127.0.0.1:$PROMETHEUS_PORT
