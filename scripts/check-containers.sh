@@ -9,8 +9,11 @@
 #     place of postgres:16 and apache/kafka (deploy/local/);
 #   - builds the role images from deploy/Dockerfile with BINARIES=prebuilt: the executables
 #     the test command already built on the host (`swift build`), stripped, with the Swift
-#     runtime libraries they link. Nothing compiles in a container; the release build from
-#     source is `podman build -f deploy/Dockerfile --target ROLE .` (README, "Deployment");
+#     runtime libraries they link. Nothing compiles in a container. With --release instead:
+#     BINARIES=build, the release build from source in a local Swift image made from the
+#     host's toolchain and package mirror (deploy/local/swift.Dockerfile), as a platform
+#     builds the images; it compiles every product in release mode, far longer than the
+#     prebuilt path, so the test command does not run it;
 #   - runs compose.yaml with deploy/local/compose.local.yaml and plays the story: an owner
 #     and a family member from the host's `rescind` over TLS, shared with the users of two
 #     agents in containers, one revoked: one agent erases, the other rotates, both ack; the
@@ -20,7 +23,9 @@
 #     before a second revocation makes RescindAcksOverdue fire;
 #   - tears everything down (also before it starts, so a failed run never blocks the next).
 # On failure it names the step and prints the containers' logs.
-#   scripts/check-containers.sh [--keep]   --keep: leave the stack running afterwards
+#   scripts/check-containers.sh [--release] [--keep]
+#       --release: the images from a release build from source (above), VERSION from git
+#       --keep: leave the stack running afterwards
 #   scripts/check-containers.sh --down     only tear down
 # Host ports: GRANT_SERVICE_HOST_PORT (18480), AUDIT_SERVICE_HOST_PORT (18481), their metrics
 # ports GRANT_SERVICE_METRICS_HOST_PORT (18482) and AUDIT_SERVICE_METRICS_HOST_PORT (18483),
@@ -107,12 +112,15 @@ on_exit() {
 }
 
 keep=0
-case "${1:-}" in
-    --down) teardown; echo "[containers] down"; exit 0 ;;
-    --keep) keep=1 ;;
-    "") ;;
-    *) echo "usage: scripts/check-containers.sh [--keep|--down]" >&2; exit 2 ;;
-esac
+release=0
+for argument in "$@"; do
+    case "$argument" in
+        --down) teardown; echo "[containers] down"; exit 0 ;;
+        --keep) keep=1 ;;
+        --release) release=1 ;;
+        *) echo "usage: scripts/check-containers.sh [--release] [--keep] | --down" >&2; exit 2 ;;
+    esac
+done
 [ "$(id -u)" -eq 0 ] || { echo "[containers] runs as root (podman with runc and cgroupfs)" >&2; exit 1; }
 trap on_exit EXIT
 
@@ -187,11 +195,41 @@ stage_role agent rescind-agent
 stage_role admin rescind-admin
 stage_role cli rescind
 
-step "role images from deploy/Dockerfile (BINARIES=prebuilt)"
+# Hard links cost neither time nor space where both sides share a file system.
+link_or_copy() { cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2"; cp -a "$1" "$2"; }; }
+binaries=(--build-arg BINARIES=prebuilt --build-arg SWIFT_IMAGE="$BASE_IMAGE")
+if [ "$release" -eq 1 ]; then
+    toolchain=${CHECK_CONTAINERS_SWIFT_TOOLCHAIN:-/opt/swift}
+    mirror=${CHECK_CONTAINERS_SWIFT_PACKAGES:-/opt/swift-packages}
+    swift_version=$("$toolchain/usr/bin/swift" --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+    [ -n "$swift_version" ] || { say "no Swift toolchain at $toolchain (CHECK_CONTAINERS_SWIFT_TOOLCHAIN)"; exit 1; }
+    SWIFT_IMAGE=localhost/rescind-local/swift:$swift_version-bookworm
+    step "Swift build image $SWIFT_IMAGE (the host's toolchain and package mirror, cached)"
+    if ! podman image exists "$SWIFT_IMAGE"; then
+        context=$WORK/swift-context
+        rm -rf "$context"
+        mkdir -p "$context"
+        link_or_copy "$toolchain" "$context/swift"
+        if [ -d "$mirror" ]; then link_or_copy "$mirror" "$context/swift-packages"; else mkdir "$context/swift-packages"; fi
+        : >"$context/gitconfig"
+        git config --get-regexp '^url\..*\.insteadof$' | while read -r key value; do
+            git config -f "$context/gitconfig" --add "$key" "$value"
+        done || true
+        podman build -q --network=host --build-arg BASE_IMAGE="$BASE_IMAGE" -t "$SWIFT_IMAGE" \
+            -f deploy/local/swift.Dockerfile "$context" >/dev/null
+        rm -rf "$context"
+    fi
+    version=$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
+    binaries=(--build-arg BINARIES=build --build-arg SWIFT_IMAGE="$SWIFT_IMAGE" --build-arg VERSION="$version")
+fi
+
+step "role images from deploy/Dockerfile (${binaries[1]})"
 for role in "${ROLES[@]}"; do
-    podman build -q --format docker --network=host -f deploy/Dockerfile --target "$role" \
-        --build-arg BINARIES=prebuilt --build-arg RUNTIME_IMAGE="$BASE_IMAGE" --build-arg SWIFT_IMAGE="$BASE_IMAGE" \
-        -t "localhost/rescind/$role:$TAG" . >/dev/null
+    # The first role's build compiles (--release); the others reuse its stage from the cache.
+    podman build --format docker --network=host -f deploy/Dockerfile --target "$role" \
+        "${binaries[@]}" --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
+        -t "localhost/rescind/$role:$TAG" . >"$WORK/build-$role.log" 2>&1 \
+        || { tail -n 40 "$WORK/build-$role.log"; exit 1; }
 done
 for role in "${ROLES[@]}"; do
     user=$(podman image inspect -f '{{.Config.User}}' "localhost/rescind/$role:$TAG")
