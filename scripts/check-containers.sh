@@ -225,10 +225,21 @@ fi
 
 step "role images from deploy/Dockerfile (${binaries[1]})"
 for role in "${ROLES[@]}"; do
+    context=.
+    if [ "$release" -eq 0 ]; then
+        # Each role from a context of its own, its staged files and the migrations (hard links):
+        # the prebuilt stage then copies and hashes one role's files, not every role's, and a
+        # change to one role's executable leaves the others' layers cached (half the time).
+        context=$WORK/context/$role
+        rm -rf "$context"
+        mkdir -p "$context/.stack/containers/prebuilt"
+        link_or_copy "$WORK/prebuilt/$role" "$context/.stack/containers/prebuilt/$role"
+        link_or_copy migrations "$context/migrations"
+    fi
     # The first role's build compiles (--release); the others reuse its stage from the cache.
     podman build --format docker --network=host -f deploy/Dockerfile --target "$role" \
         "${binaries[@]}" --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
-        -t "localhost/rescind/$role:$TAG" . >"$WORK/build-$role.log" 2>&1 \
+        -t "localhost/rescind/$role:$TAG" "$context" >"$WORK/build-$role.log" 2>&1 \
         || { tail -n 40 "$WORK/build-$role.log"; exit 1; }
 done
 for role in "${ROLES[@]}"; do
