@@ -9,20 +9,29 @@
 #     place of postgres:16 and apache/kafka (deploy/local/);
 #   - builds the role images from deploy/Dockerfile with BINARIES=prebuilt: the executables
 #     the test command already built on the host (`swift build`), stripped, with the Swift
-#     runtime libraries they link. Nothing compiles in a container; the release build from
-#     source is `podman build -f deploy/Dockerfile --target ROLE .` (README, "Deployment");
+#     runtime libraries they link. Nothing compiles in a container. With --release instead:
+#     BINARIES=build, the release build from source in a local Swift image made from the
+#     host's toolchain and package mirror (deploy/local/swift.Dockerfile), as a platform
+#     builds the images; it compiles every product in release mode, far longer than the
+#     prebuilt path, so the test command does not run it;
 #   - runs compose.yaml with deploy/local/compose.local.yaml and plays the story: an owner
 #     and a family member from the host's `rescind` over TLS, shared with the users of two
 #     agents in containers, one revoked: one agent erases, the other rotates, both ack; the
-#     audit service's monitoring page and /metrics answer over TLS; Prometheus (Debian's, on
-#     the host) scrapes both services with deploy/prometheus's rules, and an agent stopped
+#     audit service's monitoring page answers over TLS, and /metrics over TLS on each service's
+#     metrics port (404 on the API's port); Prometheus (Debian's, on the host) scrapes both
+#     services as deploy/prometheus/prometheus.yaml says, with its rules, and an agent stopped
 #     before a second revocation makes RescindAcksOverdue fire;
 #   - tears everything down (also before it starts, so a failed run never blocks the next).
 # On failure it names the step and prints the containers' logs.
-#   scripts/check-containers.sh [--keep]   --keep: leave the stack running afterwards
+#   scripts/check-containers.sh [--release] [--keep]
+#       --release: the images from a release build from source (above), VERSION from git
+#       --keep: leave the stack running afterwards
 #   scripts/check-containers.sh --down     only tear down
-# Host ports: GRANT_SERVICE_HOST_PORT (18480), AUDIT_SERVICE_HOST_PORT (18481),
-# CHECK_CONTAINERS_PROMETHEUS_PORT (18490, Prometheus on the host).
+# Host ports: GRANT_SERVICE_HOST_PORT (18480), AUDIT_SERVICE_HOST_PORT (18481), their metrics
+# ports GRANT_SERVICE_METRICS_HOST_PORT (18482) and AUDIT_SERVICE_METRICS_HOST_PORT (18483),
+# CHECK_CONTAINERS_PROMETHEUS_PORT (18490, Prometheus on the host). Two runs at once on one
+# machine need other ports and their own CHECK_CONTAINERS_PROJECT (compose project,
+# rescind-check) and CHECK_CONTAINERS_TAG (role images' tag, check).
 # The binaries: RESCIND_BIN_DIR (default: `swift build --show-bin-path`).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,14 +41,17 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 STACK_DIR=${RESCIND_STACK_DIR:-$ROOT/.stack}
 WORK=$STACK_DIR/containers
-PROJECT=rescind-check
+PROJECT=${CHECK_CONTAINERS_PROJECT:-rescind-check}
 export GRANT_SERVICE_HOST_PORT=${GRANT_SERVICE_HOST_PORT:-18480}
 export AUDIT_SERVICE_HOST_PORT=${AUDIT_SERVICE_HOST_PORT:-18481}
+export GRANT_SERVICE_METRICS_HOST_PORT=${GRANT_SERVICE_METRICS_HOST_PORT:-18482}
+export AUDIT_SERVICE_METRICS_HOST_PORT=${AUDIT_SERVICE_METRICS_HOST_PORT:-18483}
 PROMETHEUS_PORT=${CHECK_CONTAINERS_PROMETHEUS_PORT:-18490}
 export CHECK_CONTAINERS_SECRETS=$WORK/secrets
 export CHECK_CONTAINERS_LIBRDKAFKA=$WORK/librdkafka
 BASE_IMAGE=localhost/rescind-local/debian:bookworm
-TAG=check
+export CHECK_CONTAINERS_TAG=${CHECK_CONTAINERS_TAG:-check}
+TAG=$CHECK_CONTAINERS_TAG
 ROLES=(grant-service audit-service agent admin cli)
 
 started=$(date +%s)
@@ -100,12 +112,15 @@ on_exit() {
 }
 
 keep=0
-case "${1:-}" in
-    --down) teardown; echo "[containers] down"; exit 0 ;;
-    --keep) keep=1 ;;
-    "") ;;
-    *) echo "usage: scripts/check-containers.sh [--keep|--down]" >&2; exit 2 ;;
-esac
+release=0
+for argument in "$@"; do
+    case "$argument" in
+        --down) teardown; echo "[containers] down"; exit 0 ;;
+        --keep) keep=1 ;;
+        --release) release=1 ;;
+        *) echo "usage: scripts/check-containers.sh [--release] [--keep] | --down" >&2; exit 2 ;;
+    esac
+done
 [ "$(id -u)" -eq 0 ] || { echo "[containers] runs as root (podman with runc and cgroupfs)" >&2; exit 1; }
 trap on_exit EXIT
 
@@ -180,11 +195,52 @@ stage_role agent rescind-agent
 stage_role admin rescind-admin
 stage_role cli rescind
 
-step "role images from deploy/Dockerfile (BINARIES=prebuilt)"
+# Hard links cost neither time nor space where both sides share a file system.
+link_or_copy() { cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2"; cp -a "$1" "$2"; }; }
+binaries=(--build-arg BINARIES=prebuilt --build-arg SWIFT_IMAGE="$BASE_IMAGE")
+if [ "$release" -eq 1 ]; then
+    toolchain=${CHECK_CONTAINERS_SWIFT_TOOLCHAIN:-/opt/swift}
+    mirror=${CHECK_CONTAINERS_SWIFT_PACKAGES:-/opt/swift-packages}
+    swift_version=$("$toolchain/usr/bin/swift" --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+    [ -n "$swift_version" ] || { say "no Swift toolchain at $toolchain (CHECK_CONTAINERS_SWIFT_TOOLCHAIN)"; exit 1; }
+    SWIFT_IMAGE=localhost/rescind-local/swift:$swift_version-bookworm
+    step "Swift build image $SWIFT_IMAGE (the host's toolchain and package mirror, cached)"
+    if ! podman image exists "$SWIFT_IMAGE"; then
+        context=$WORK/swift-context
+        rm -rf "$context"
+        mkdir -p "$context"
+        link_or_copy "$toolchain" "$context/swift"
+        if [ -d "$mirror" ]; then link_or_copy "$mirror" "$context/swift-packages"; else mkdir "$context/swift-packages"; fi
+        : >"$context/gitconfig"
+        git config --get-regexp '^url\..*\.insteadof$' | while read -r key value; do
+            git config -f "$context/gitconfig" --add "$key" "$value"
+        done || true
+        podman build -q --network=host --build-arg BASE_IMAGE="$BASE_IMAGE" -t "$SWIFT_IMAGE" \
+            -f deploy/local/swift.Dockerfile "$context" >/dev/null
+        rm -rf "$context"
+    fi
+    version=$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
+    binaries=(--build-arg BINARIES=build --build-arg SWIFT_IMAGE="$SWIFT_IMAGE" --build-arg VERSION="$version")
+fi
+
+step "role images from deploy/Dockerfile (${binaries[1]})"
 for role in "${ROLES[@]}"; do
-    podman build -q --format docker --network=host -f deploy/Dockerfile --target "$role" \
-        --build-arg BINARIES=prebuilt --build-arg RUNTIME_IMAGE="$BASE_IMAGE" --build-arg SWIFT_IMAGE="$BASE_IMAGE" \
-        -t "localhost/rescind/$role:$TAG" . >/dev/null
+    context=.
+    if [ "$release" -eq 0 ]; then
+        # Each role from a context of its own, its staged files and the migrations (hard links):
+        # the prebuilt stage then copies and hashes one role's files, not every role's, and a
+        # change to one role's executable leaves the others' layers cached (half the time).
+        context=$WORK/context/$role
+        rm -rf "$context"
+        mkdir -p "$context/.stack/containers/prebuilt"
+        link_or_copy "$WORK/prebuilt/$role" "$context/.stack/containers/prebuilt/$role"
+        link_or_copy migrations "$context/migrations"
+    fi
+    # The first role's build compiles (--release); the others reuse its stage from the cache.
+    podman build --format docker --network=host -f deploy/Dockerfile --target "$role" \
+        "${binaries[@]}" --build-arg RUNTIME_IMAGE="$BASE_IMAGE" \
+        -t "localhost/rescind/$role:$TAG" "$context" >"$WORK/build-$role.log" 2>&1 \
+        || { tail -n 40 "$WORK/build-$role.log"; exit 1; }
 done
 for role in "${ROLES[@]}"; do
     user=$(podman image inspect -f '{{.Config.User}}' "localhost/rescind/$role:$TAG")
@@ -246,6 +302,8 @@ compose up -d --no-build --no-deps grant-service audit-service >>"$WORK/compose.
 started_services+=(grant-service audit-service)
 grant_url=https://127.0.0.1:$GRANT_SERVICE_HOST_PORT
 audit_url=https://127.0.0.1:$AUDIT_SERVICE_HOST_PORT
+grant_metrics_url=https://127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT
+audit_metrics_url=https://127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT
 ready() { curl -fsS --cacert "$ca" --max-time 3 "$1/ready"; }
 wait_for "the grant service's /ready" 60 ready "$grant_url"
 wait_for "the audit service's /ready" 60 ready "$audit_url"
@@ -306,7 +364,7 @@ grep -Eq '^  [0-9a-f-]{36}  secure_deletion  applied' <<<"$status" \
     && grep -Eq '^  [0-9a-f-]{36}  fmk_rotation  applied' <<<"$status" \
     || { say "the revocation's devices are not one erasure and one rotation"; exit 1; }
 
-step "monitoring page and /metrics over TLS"
+step "monitoring page over TLS, /metrics over TLS on the metrics ports only"
 token=$(cat "$CHECK_CONTAINERS_SECRETS/audit-operator.token")
 # Each check names what it asked when it fails.
 expect() {
@@ -318,14 +376,20 @@ expect() {
 }
 expect "the monitoring page (from the audit service's bundle)" '<div id="monitor"' "$audit_url/monitor"
 expect "the revocation, complete, as the operator" '"completed_at":"2' -H "Authorization: Bearer $token" "$audit_url/v1/revocations/$event"
-expect "the audit service's /metrics" '^rescind_build_info' "$audit_url/metrics"
-expect "the audit service's /metrics" '^rescind_audit_' "$audit_url/metrics"
-expect "the grant service's /metrics" '^rescind_build_info' "$grant_url/metrics"
+expect "the audit service's /metrics" '^rescind_build_info' "$audit_metrics_url/metrics"
+expect "the audit service's /metrics" '^rescind_audit_' "$audit_metrics_url/metrics"
+expect "the grant service's /metrics" '^rescind_build_info' "$grant_metrics_url/metrics"
+# The API's ports answer /metrics with 404: the network policy's port rule is what guards them.
+for url in "$audit_url" "$grant_url"; do
+    code=$(curl -sS --cacert "$ca" --max-time 10 -o /dev/null -w '%{http_code}' "$url/metrics") || true
+    [ "$code" = 404 ] || { say "$url/metrics answered $code, not 404 (metrics belong on the metrics port)"; exit 1; }
+done
 expect "the grant service's OpenAPI document (from its bundle)" '^openapi:' "$grant_url/v1/openapi.yaml"
 
 step "Prometheus: deploy/prometheus's rules on the stack, an agent stopped, RescindAcksOverdue fires"
-# Debian's Prometheus on the host scrapes both services over TLS and evaluates the rules, their
-# `for:` shortened to seconds (compose.local.yaml shortens the ack deadline to match).
+# Debian's Prometheus on the host scrapes both services' metrics ports over TLS and evaluates the
+# rules, as deploy/prometheus/prometheus.yaml says, with this run's ports, CA and intervals and
+# the rules' `for:` shortened to seconds (compose.local.yaml shortens the ack deadline to match).
 command -v prometheus >/dev/null 2>&1 || {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
@@ -333,21 +397,16 @@ command -v prometheus >/dev/null 2>&1 || {
 prom=$WORK/prometheus
 rm -rf "$prom"
 mkdir -p "$prom"
-sed -E 's/^( +for: ).*/\12s/' deploy/prometheus/rescind-rules.yaml >"$prom/rules.yaml"
-cat >"$prom/prometheus.yml" <<PROM
-global: { scrape_interval: 2s, evaluation_interval: 2s }
-rule_files: [rules.yaml]
-scrape_configs:
-  - job_name: rescind-audit
-    scheme: https
-    tls_config: { ca_file: $ca }
-    static_configs: [{ targets: ["127.0.0.1:$AUDIT_SERVICE_HOST_PORT"] }]
-  - job_name: rescind-grant
-    scheme: https
-    tls_config: { ca_file: $ca }
-    static_configs: [{ targets: ["127.0.0.1:$GRANT_SERVICE_HOST_PORT"] }]
-PROM
-prometheus --config.file="$prom/prometheus.yml" --storage.tsdb.path="$prom/data" \
+sed -E 's/^( +for: ).*/\12s/' deploy/prometheus/rescind-rules.yaml >"$prom/rescind-rules.yaml"
+sed -E -e 's/^(  (scrape|evaluation)_interval: ).*/\12s/' -e "s|ca_file: ../secrets/tls/ca.pem|ca_file: $ca|" \
+    -e "s|\"127.0.0.1:9090\"|\"127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT\"|" \
+    -e "s|\"127.0.0.1:9091\"|\"127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT\"|" \
+    deploy/prometheus/prometheus.yaml >"$prom/prometheus.yaml"
+# Every substitution took (a changed file must change this script, not go untested).
+for setting in "interval: 2s" "ca_file: $ca" "127.0.0.1:$GRANT_SERVICE_METRICS_HOST_PORT" "127.0.0.1:$AUDIT_SERVICE_METRICS_HOST_PORT"; do
+    grep -qF "$setting" "$prom/prometheus.yaml" || { say "deploy/prometheus/prometheus.yaml: '$setting' did not take"; exit 1; }
+done
+prometheus --config.file="$prom/prometheus.yaml" --storage.tsdb.path="$prom/data" \
     --web.listen-address="127.0.0.1:$PROMETHEUS_PORT" >"$prom/prometheus.log" 2>&1 &
 echo $! >"$prom/pid"
 prom_url=http://127.0.0.1:$PROMETHEUS_PORT

@@ -3,7 +3,8 @@
 #   - every manifest in deploy/k8s and deploy/k8s-examples validates, strictly (an unknown field
 #     fails), against the schemas of Kubernetes $RESCIND_K8S_VERSION (kubernetes-validate, PyPI);
 #   - `kubectl apply -f deploy/k8s` would apply no Secret (they come from files: k8s-examples);
-#   - deploy/prometheus: `promtool check rules` and `promtool test rules` (Debian's prometheus);
+#   - deploy/prometheus: `promtool check rules` and `promtool test rules` (Debian's prometheus),
+#     and `promtool check config` of the scrape configuration;
 #   - deploy/grafana: every dashboard is JSON and every panel's query is PromQL promtool accepts.
 # Installs what is missing, once: kubernetes-validate (pinned) into .stack/deploy-venv, promtool
 # through apt. Run again, it installs nothing and needs no network.
@@ -45,6 +46,8 @@ fi
 say "checking and unit-testing the alert rules"
 promtool check rules deploy/prometheus/rescind-rules.yaml
 promtool test rules deploy/prometheus/rescind-rules.test.yaml
+say "checking the scrape configuration"
+promtool check config deploy/prometheus/prometheus.yaml
 say "checking the Grafana dashboard's queries"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -11,6 +11,8 @@ await ServiceProcess.run("rescind-audit-service") {
     let logger = Logger(label: "rescind.audit-service")
     let app = try await AuditServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("audit service listening", metadata: [LogKey.port: "\(port)"])
+    } onMetricsServerRunning: { port in
+        logger.info("audit service metrics listening", metadata: [LogKey.port: "\(port)"])
     }
     try await ServiceProcess.serve(app, shutdownGrace: configuration.shutdownGrace, logger: logger)
 }

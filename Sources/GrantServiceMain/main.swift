@@ -11,6 +11,8 @@ await ServiceProcess.run("rescind-grant-service") {
     let logger = Logger(label: "rescind.grant-service")
     let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("grant service listening", metadata: [LogKey.port: "\(port)"])
+    } onMetricsServerRunning: { port in
+        logger.info("grant service metrics listening", metadata: [LogKey.port: "\(port)"])
     }
     try await ServiceProcess.serve(app, shutdownGrace: configuration.shutdownGrace, logger: logger)
 }

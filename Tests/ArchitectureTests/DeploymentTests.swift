@@ -176,8 +176,10 @@ import Yams
         }
     }
 
-    /// One disruption budget per service, ingress denied unless admitted, and each service's
-    /// port admitted from the monitoring namespace (Prometheus).
+    /// One disruption budget per service, ingress denied unless admitted, and `/metrics` on a
+    /// port of its own (a policy admits by port, not path): the container's `metrics` port is
+    /// the one its `RESCIND_*_METRICS_PORT` sets and Prometheus' annotation names, and the
+    /// service's policy admits the monitoring namespace there and nowhere else, and no one else there.
     @Test func servicesHaveDisruptionBudgetsAndNetworkPolicies() throws {
         let objects = try Self.kubernetesObjects()
         func selector(_ object: [String: Any]) -> [String: String] {
@@ -192,8 +194,31 @@ import Yams
             let labels = selector(deployment)
             #expect(budgets.contains(labels), "no PodDisruptionBudget for \(labels)")
             let policy = try #require(policies.first { selector($0) == labels }, "no NetworkPolicy for \(labels)")
-            let text = try Yams.dump(object: policy)
-            #expect(text.contains("kubernetes.io/metadata.name: monitoring"), "\(labels): Prometheus is admitted")
+            let template = (deployment["spec"] as? [String: Any])?["template"] as? [String: Any]
+            let container = try #require(((template?["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first)
+            let ports = container["ports"] as? [[String: Any]] ?? []
+            let metricsPort = try #require(ports.first { $0["name"] as? String == "metrics" }?["containerPort"] as? Int, "\(labels)")
+            let servicePorts = Set(ports.compactMap { $0["containerPort"] as? Int }).subtracting([metricsPort])
+            let environment = container["env"] as? [[String: Any]] ?? []
+            let setting = environment.first { ($0["name"] as? String)?.hasSuffix("_METRICS_PORT") == true }
+            #expect(setting?["value"] as? String == "\(metricsPort)", "\(labels): the service listens on its metrics port")
+            let annotations = (template?["metadata"] as? [String: Any])?["annotations"] as? [String: Any] ?? [:]
+            #expect(annotations["prometheus.io/port"] as? String == "\(metricsPort)", "\(labels): Prometheus scrapes the metrics port")
+            let rules = ((policy["spec"] as? [String: Any])?["ingress"] as? [[String: Any]]) ?? []
+            var monitoringPorts: Set<Int> = [], otherPorts: Set<Int> = []
+            for rule in rules {
+                let text = try Yams.dump(object: rule["from"] ?? [])
+                let rulePorts = (rule["ports"] as? [[String: Any]] ?? []).compactMap { $0["port"] as? Int }
+                if text.contains("kubernetes.io/metadata.name: monitoring") {
+                    #expect((rule["from"] as? [Any])?.count == 1, "\(labels): the monitoring rule admits the monitoring namespace alone")
+                    monitoringPorts.formUnion(rulePorts)
+                } else {
+                    otherPorts.formUnion(rulePorts)
+                }
+            }
+            #expect(monitoringPorts == [metricsPort], "\(labels): Prometheus is admitted on the metrics port only")
+            #expect(!otherPorts.contains(metricsPort) && !otherPorts.isEmpty, "\(labels): no one else reaches the metrics port")
+            #expect(otherPorts == servicePorts, "\(labels): the API's clients reach its port")
         }
     }
 

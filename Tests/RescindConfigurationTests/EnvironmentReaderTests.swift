@@ -29,6 +29,19 @@ import Testing
         #expect(reader.namesRead == ["WAIT", "EMPTY", "UNSET", "HIGH"])
     }
 
+    /// A service's metrics port: unset keeps `/metrics` on the main port; a number the main
+    /// port already has is refused at start, naming both variables.
+    @Test func metricsPortsAreOptionalAndNeverTheMainPort() throws {
+        var reader = EnvironmentReader(["METRICS": "9090", "ANY": "0", "SAME": "8080", "HIGH": "70000"])
+        #expect(try reader.metricsPort("METRICS", mainPort: 8080, mainVariable: "PORT") == 9090)
+        #expect(try reader.metricsPort("ANY", mainPort: 0, mainVariable: "PORT") == 0)
+        #expect(try reader.metricsPort("UNSET", mainPort: 8080, mainVariable: "PORT") == nil)
+        let same = #expect(throws: ConfigurationError.self) { try reader.metricsPort("SAME", mainPort: 8080, mainVariable: "PORT") }
+        #expect(same?.description == "SAME: must differ from PORT")
+        #expect(throws: ConfigurationError.self) { try reader.metricsPort("HIGH", mainPort: 8080, mainVariable: "PORT") }
+        #expect(reader.namesRead == ["METRICS", "ANY", "UNSET", "SAME", "HIGH"])
+    }
+
     @Test func rejectsBadValuesNamingTheVariableButNotTheValue() {
         var reader = EnvironmentReader(["PORT": "99999", "FLAG": "maybe", "SCHEMA": "x; DROP TABLE", "TTL": "0"])
         #expect(throws: ConfigurationError.self) { try reader.int("PORT", default: 0, range: 0...65_535) }

@@ -15,13 +15,17 @@ public enum AuditServiceApplication {
     /// Loads keys, opens the pool (applying migrations if configured) and the producer, and
     /// returns the application ready to `run()` (or `runService()`, which stops gracefully on
     /// SIGTERM/SIGINT: the message in hand is finished and its offset committed).
-    /// - Parameter onServerRunning: told the bound port (useful with port 0).
+    /// - Parameters:
+    ///   - onServerRunning: told the bound port (useful with port 0).
+    ///   - onMetricsServerRunning: told the metrics listener's bound port, when it has one
+    ///     (`configuration.http.metricsPort`).
     /// - Throws: `AuditServiceError` for an unusable key or grant-service setting,
     ///   `PostgresError`/`KafkaError` when the database or the producer cannot be set up.
     public static func build(
         configuration: AuditServiceConfiguration,
         logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+        onMetricsServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         // First, so that an unusable certificate stops the service before it touches anything
         // (the server is built again below with its channel handlers).
@@ -108,6 +112,13 @@ public enum AuditServiceApplication {
                 serverName: "rescind-audit-service"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+        // First of the services, so that it stops last: scrapes see the shutdown through.
+        if let metricsPort = configuration.http.metricsPort {
+            app.addServices(
+                try MetricsListener.server(
+                    host: configuration.http.host, port: metricsPort, tls: configuration.http.tls, registry: metrics.registry,
+                    serverName: "rescind-audit-service", logger: logger, onServerRunning: onMetricsServerRunning))
+        }
         let monitor = DeadlineMonitor(
             pool: pool, tracker: tracker, writer: writer, handler: handler,
             pendingAckLifetime: configuration.tracking.pendingAckLifetime, streamRetention: configuration.tracking.streamRetention,
@@ -166,7 +177,8 @@ public enum AuditServiceApplication {
                 exempt: ["/health", "/ready", "/metrics", "/v1/openapi.yaml", "/v1/service-key", "/", "/monitor", "/monitor.js"],
                 changed: { metrics.requestsInFlight.set(to: Double($0)) }, shed: { metrics.requestsShed.increment() }))
         OperationsController(
-            pool: pool, metrics: metrics, health: health, serviceKey: serviceKey, topicWatch: topicWatch
+            pool: pool, metrics: metrics, health: health, serviceKey: serviceKey, topicWatch: topicWatch,
+            servesMetrics: configuration.http.metricsPort == nil
         ).addRoutes(to: router)
         AccessLogController(
             pool: pool, authorization: OwnerAuthorization(grantService: grantService, pool: pool),

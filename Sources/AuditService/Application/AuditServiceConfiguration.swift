@@ -10,6 +10,11 @@ public struct AuditServiceConfiguration: Sendable {
         public var host = "127.0.0.1"
         /// Port to bind, 0 for any free port; `RESCIND_AUDIT_PORT`.
         public var port = 8081
+        /// A port of its own for `/metrics` (same address, same TLS), so that a network policy,
+        /// which admits by port and not by path, can open it to the scraper alone; the main port
+        /// then answers 404 there. `nil` (unset): `/metrics` on the main port; 0: any free port;
+        /// `RESCIND_AUDIT_METRICS_PORT`.
+        public var metricsPort: Int?
         /// Certificate chain and key (PEM) to serve HTTPS with; `RESCIND_AUDIT_TLS_CERT_FILE` and
         /// `RESCIND_AUDIT_TLS_KEY_FILE`, both or neither. `nil`: plain HTTP.
         public var tls: ServerTLS?
@@ -202,6 +207,7 @@ public struct AuditServiceConfiguration: Sendable {
         var reader = EnvironmentReader(environment)
         http.host = reader.string("RESCIND_AUDIT_HOST", default: http.host)
         http.port = try reader.int("RESCIND_AUDIT_PORT", default: http.port, range: 0...65_535)
+        http.metricsPort = try reader.metricsPort("RESCIND_AUDIT_METRICS_PORT", mainPort: http.port, mainVariable: "RESCIND_AUDIT_PORT")
         http.tls = try reader.serverTLS(certificate: "RESCIND_AUDIT_TLS_CERT_FILE", key: "RESCIND_AUDIT_TLS_KEY_FILE")
         database.url = reader.string("RESCIND_DATABASE_URL", default: database.url)
         database.schema = try reader.identifier("RESCIND_AUDIT_DB_SCHEMA", default: database.schema)

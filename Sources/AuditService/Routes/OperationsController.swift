@@ -16,6 +16,8 @@ struct OperationsController {
     let serviceKey: Ed25519.PublicKey
     /// Not ready until the topics the service reads and writes exist (nil: not checked).
     var topicWatch: KafkaTopicWatch? = nil
+    /// `/metrics` here; false when it has a port of its own (`MetricsListener`): 404 here then.
+    var servesMetrics = true
 
     struct Status: Encodable {
         let status: String
@@ -31,10 +33,8 @@ struct OperationsController {
             guard health.isReady else { throw APIError.unavailable }
             return try Response.json(Status(status: "ready"))
         }
-        router.get("metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+        if servesMetrics {
+            router.get("metrics") { _, _ in MetricsListener.response(metrics.registry) }
         }
         router.get("v1/service-key") { _, _ in
             try Response.json(ServiceKeyResponse(signingPublicKey: Data(serviceKey.rawRepresentation)))

@@ -15,17 +15,26 @@ import RescindServiceSupport
 public enum GrantServiceApplication {
     /// Opens the pool and producer, applies migrations if configured, and returns the
     /// application ready to `run()` (or `runService()`), which stops gracefully on SIGTERM/SIGINT.
-    /// - Parameter onServerRunning: told the bound port (useful with port 0).
+    /// - Parameters:
+    ///   - onServerRunning: told the bound port (useful with port 0).
+    ///   - onMetricsServerRunning: told the metrics listener's bound port, when it has one
+    ///     (`configuration.http.metricsPort`).
     public static func build(
         configuration: GrantServiceConfiguration,
         logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+        onMetricsServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         // Bootstraps swift-metrics before anything records a metric; done lazily by the
         // first scrape instead, every metric recorded until then would be lost.
         let metrics = GrantMetrics()
         // First, so that an unusable certificate stops the service before it touches anything.
         let server = try ServiceServer.builder(tls: configuration.http.tls)
+        let metricsServer = try configuration.http.metricsPort.map {
+            try MetricsListener.server(
+                host: configuration.http.host, port: $0, tls: configuration.http.tls, registry: metrics.registry,
+                serverName: "rescind-grant-service", logger: logger, onServerRunning: onMetricsServerRunning)
+        }
         let signingKey = try SigningKeyFile.load(
             path: configuration.signingKeyFile, createIfMissing: configuration.createSigningKeyIfMissing)
         let opened = try await ServiceDatabase.open(configuration.database, applicationName: "rescind-grant-service", logger: logger)
@@ -61,6 +70,8 @@ public enum GrantServiceApplication {
                 serverName: "rescind-grant-service"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+        // First of the services, so that it stops last: scrapes see the shutdown through.
+        if let metricsServer { app.addServices(metricsServer) }
         let janitor = Janitor(
             pool: pool, families: families, outbox: outbox, retention: configuration.lifetimes.revokedGrantRetention,
             deviceCommandRetention: configuration.lifetimes.deviceCommandRetention,
@@ -92,7 +103,10 @@ public enum GrantServiceApplication {
         router.add(middleware: RuleViolationMiddleware())
         router.add(middleware: HTTPMetricsMiddleware(metrics.service))
         router.add(middleware: BodyLimitMiddleware(bytes: configuration.http.maxBodyBytes))
-        OperationsController(pool: pool, serviceKey: serviceKey, metrics: metrics, topicWatch: topicWatch).addRoutes(to: router)
+        OperationsController(
+            pool: pool, serviceKey: serviceKey, metrics: metrics, topicWatch: topicWatch,
+            servesMetrics: configuration.http.metricsPort == nil
+        ).addRoutes(to: router)
 
         let limits = RateLimits(configuration.limits, metrics: metrics)
         let v1 = router.group("v1")

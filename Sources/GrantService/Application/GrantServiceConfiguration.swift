@@ -12,6 +12,11 @@ public struct GrantServiceConfiguration: Sendable {
         public var host = "127.0.0.1"
         /// Port to bind, 0 for any free port; `RESCIND_GRANT_PORT`.
         public var port = 8080
+        /// A port of its own for `/metrics` (same address, same TLS), so that a network policy,
+        /// which admits by port and not by path, can open it to the scraper alone; the main port
+        /// then answers 404 there. `nil` (unset): `/metrics` on the main port; 0: any free port;
+        /// `RESCIND_GRANT_METRICS_PORT`.
+        public var metricsPort: Int?
         /// Body limit of ordinary requests; `RESCIND_GRANT_MAX_BODY_BYTES`.
         public var maxBodyBytes = defaultMaxBodyBytes
         /// Body limit of a revocation upload batch; `RESCIND_GRANT_MAX_UPLOAD_BYTES`.
@@ -159,6 +164,7 @@ public struct GrantServiceConfiguration: Sendable {
         var reader = EnvironmentReader(environment)
         http.host = reader.string("RESCIND_GRANT_HOST", default: http.host)
         http.port = try reader.int("RESCIND_GRANT_PORT", default: http.port, range: 0...65_535)
+        http.metricsPort = try reader.metricsPort("RESCIND_GRANT_METRICS_PORT", mainPort: http.port, mainVariable: "RESCIND_GRANT_PORT")
         http.maxBodyBytes = try reader.int("RESCIND_GRANT_MAX_BODY_BYTES", default: http.maxBodyBytes, range: 1024...(1 << 30))
         http.maxUploadBytes = try reader.int("RESCIND_GRANT_MAX_UPLOAD_BYTES", default: http.maxUploadBytes, range: 1024...(1 << 30))
         http.tls = try reader.serverTLS(certificate: "RESCIND_GRANT_TLS_CERT_FILE", key: "RESCIND_GRANT_TLS_KEY_FILE")

@@ -14,6 +14,8 @@ struct OperationsController {
     let metrics: GrantMetrics
     /// Not ready until the topics the outbox publishes to exist (nil: not checked).
     var topicWatch: KafkaTopicWatch? = nil
+    /// `/metrics` here; false when it has a port of its own (`MetricsListener`): 404 here then.
+    var servesMetrics = true
 
     struct Status: ResponseCodable {
         let status: String
@@ -28,11 +30,8 @@ struct OperationsController {
             }
             return Status(status: "ready")
         }
-        router.get("metrics") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.registry.emitToBuffer())))
+        if servesMetrics {
+            router.get("metrics") { _, _ in MetricsListener.response(metrics.registry) }
         }
         router.get("v1/openapi.yaml") { _, _ in
             Response(
