@@ -80,13 +80,20 @@ import Testing
             #expect(retired.subjectDeviceID == phone && retired.actorDeviceID == iPad)
             #expect(addressed.first { $0.userID == b }?.operationID == bs.operationID)
 
+            // Retiring the retired phone again changes nothing and is not announced again; the
+            // iPad's next enrolment is (A's notices share a partition: the order holds).
+            try await owner.iPad.client.retireDevice(phone)
+            let laptop = try await owner.iPad.addDevice(name: "Adult A's laptop")
+
             // The audit service's copies: one per announcement, with no addressee.
-            let audited = try await Self.heard(.accessEvents, count: 5, on: service)
+            let audited = try await Self.heard(.accessEvents, count: 6, on: service)
             #expect(audited.allSatisfy { $0.deviceID == nil && $0.audience == nil })
             #expect(
                 Set(audited.map { "\($0.change.rawValue) \($0.state.rawValue)" })
                     == ["enrol_device applied", "rotate_identity pending", "rotate_identity vetoed", "retire_device applied"])
-            #expect(Set(audited.map(\.noticeID)).count == 5)
+            #expect(audited.filter { $0.change == .retireDevice }.count == 1)
+            #expect(audited.contains { $0.change == .enrolDevice && $0.subjectDeviceID == laptop.deviceID })
+            #expect(Set(audited.map(\.noticeID)).count == 6)
         }
     }
 

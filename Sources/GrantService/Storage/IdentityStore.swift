@@ -244,16 +244,20 @@ struct IdentityStore: Sendable {
             FOR UPDATE
             """
         ).map { try $0.decode(UUID.self, column: 0) }
-        try await connection.execute(
-            "UPDATE devices SET retired_at = coalesce(retired_at, now()) WHERE device_id = \(deviceID)")
+        // Retiring a retired device again changes nothing, and is announced once only.
+        let newlyRetired = try await connection.query(
+            "UPDATE devices SET retired_at = now() WHERE device_id = \(deviceID) AND retired_at IS NULL RETURNING 1"
+        ).first != nil
         try await connection.execute("DELETE FROM auth_tokens WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM auth_challenges WHERE device_id = \(deviceID)")
         try await connection.execute("DELETE FROM enrolment_challenges WHERE device_id = \(deviceID)")
         try await RecordBodies.abandonStagings(begunBy: deviceID, on: connection)
         try await GovernanceStore.withdraw(initiatedBy: deviceID, outbox: outbox, on: connection)
-        try await outbox.announce(
-            GovernanceNotice(.retireDevice, device: deviceID, of: userID, actor: actor), sparing: actor, alsoTo: deviceID,
-            on: connection)
+        if newlyRetired {
+            try await outbox.announce(
+                GovernanceNotice(.retireDevice, device: deviceID, of: userID, actor: actor), sparing: actor, alsoTo: deviceID,
+                on: connection)
+        }
         for device in provisional {
             try await retireWithProvisional(device, of: userID, by: actor, outbox: outbox, on: connection)
         }
