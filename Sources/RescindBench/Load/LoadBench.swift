@@ -44,6 +44,8 @@ enum LoadBench {
     /// The honest devices' operations in one phase.
     struct Honest: Sendable {
         var latencies: [Double] = []
+        /// The sign-ins alone (challenge and token: anonymous requests, which the flood's resemble).
+        var signIns: [Double] = []
         var requests = 0
         var refused = 0
         var refusals: [String: Int] = [:]
@@ -55,7 +57,8 @@ enum LoadBench {
 
         var summary: String {
             "p50 \(Format.duration(p50)), p99 \(Format.duration(p99)), \(String(format: "%.0f", rate)) requests/s, "
-                + "\(latencies.count) operations, \(refused) refused"
+                + "\(latencies.count) operations, \(refused) refused; sign-ins alone p50 \(Format.duration(Statistics.percentile(signIns, 50))), "
+                + "p99 \(Format.duration(Statistics.percentile(signIns, 99)))"
         }
     }
 
@@ -203,7 +206,7 @@ enum LoadBench {
             if count % options.refreshEvery == 0 {
                 let fresh = client.authenticated(as: device.credentials)
                 client = fresh
-                await operation(requests: 2, into: collected) { _ = try await fresh.bearerToken() }
+                await operation(requests: 2, signIn: true, into: collected) { _ = try await fresh.bearerToken() }
             }
             count += 1
             let current = client
@@ -221,7 +224,9 @@ enum LoadBench {
     }
 
     /// Times one operation; a refusal (any error: 429, 503, another status, no answer) is counted by its reason.
-    private static func operation(requests: Int, into collected: Locked<Honest>, _ body: () async throws -> Void) async {
+    private static func operation(
+        requests: Int, signIn: Bool = false, into collected: Locked<Honest>, _ body: () async throws -> Void
+    ) async {
         let start = ContinuousClock.now
         var refusal: String?
         do {
@@ -235,6 +240,7 @@ enum LoadBench {
         collected.withLock { honest in
             honest.requests += requests
             honest.latencies.append(elapsed)
+            if signIn { honest.signIns.append(elapsed) }
             if let refusal {
                 honest.refused += 1
                 honest.refusals[refusal, default: 0] += 1
