@@ -43,6 +43,9 @@ struct BenchOptions: Sendable {
     /// The grant service's `RESCIND_OUTBOX_BATCH_SIZE`; `nil` keeps its default (500).
     var outboxBatch: Int?
     var agentMemoryRecords = 10_000
+    /// Added to the grant service's environment (`--grant-env NAME=VALUE`, repeatable): a run
+    /// with other limits, pool or lifetimes than the defaults, said in the header as given.
+    var grantEnvironment: [String: String] = [:]
     /// The load section's sizes (`--load-…`).
     var load = LoadBench.Options()
     /// An external Kafka-protocol broker to run on instead of the in-process development
@@ -67,7 +70,7 @@ struct BenchOptions: Sendable {
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
                              [--load-devices N] [--load-seconds N] [--load-flood-factor N] [--load-cycle-ms N]
-                             [--load-addresses N] [--load-connections N]
+                             [--load-addresses N] [--load-connections N] [--grant-env RESCIND_NAME=VALUE]…
         \(FleetOptions.usage)
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
@@ -130,6 +133,12 @@ struct BenchOptions: Sendable {
                 load.addresses = try integer(argument)
                 guard load.addresses <= 240 else { throw BenchError("\(argument) is at most 240 (127.0.0.10–127.0.0.249)") }
             case "--load-connections": load.connections = try integer(argument)
+            case "--grant-env":
+                let setting = try value(argument)
+                guard let equals = setting.firstIndex(of: "="), setting.hasPrefix("RESCIND_") else {
+                    throw BenchError("\(argument) needs RESCIND_NAME=VALUE")
+                }
+                grantEnvironment[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
             case "--fleet-devices": fleetDevices = try integers(argument)
             case "--json": json = true
             case "--help", "-h": throw BenchError(Self.usage)
@@ -151,6 +160,7 @@ struct BenchOptions: Sendable {
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
             + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) "
             + "load-devices=\(load.devices) load-seconds=\(Int(load.seconds)) load-flood-factor=\(Int(load.floodFactor)) "
-            + "load-cycle-ms=\(Int(Timing.seconds(load.cycle) * 1000)) load-addresses=\(load.addresses) load-connections=\(load.connections) broker=\(kafkaBootstrapServers ?? "development")"
+            + "load-cycle-ms=\(Int(Timing.seconds(load.cycle) * 1000)) load-addresses=\(load.addresses) load-connections=\(load.connections) "
+            + "grant-env=\(grantEnvironment.isEmpty ? "default" : grantEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
 }
