@@ -9,8 +9,8 @@ import RescindProtocol
 /// threads, so that blocking sockets never take the cooperative pool the honest devices run on).
 ///
 /// Each connection cycles through: a valid registration (from a pool built beforehand; once
-/// the pool is used up, the same bodies again, which the service refuses as duplicates after
-/// the same work), a challenge for one of the flood's own registered devices, and the signed
+/// the pool is used up, the same bodies again, which the service refuses as duplicates), a
+/// challenge for one of the flood's own registered devices, and the signed
 /// answer to that challenge (a real token minted; when the challenge was refused, an answer to
 /// an unknown challenge). Each connection keeps its own schedule (`rate / connections` a
 /// second, no catching up after a slow answer), so what it achieved is reported beside the target.
