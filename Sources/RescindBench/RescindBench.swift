@@ -89,6 +89,11 @@ struct RescindBenchCommand {
             }
             report.begin("5. Memory: peak resident set (VmHWM from /proc/<pid>/status) — services")
             MemoryBench.services(stack: stack, report: report)
+            // Last: its flood leaves rows and spent budgets behind, and its peak must not be the services' figure above.
+            await section(.load) {
+                let result = try await LoadBench.run(stack: stack, options: options.load, report: report)
+                if result.honestRefused > 0 { throw BenchError("\(result.honestRefused) honest operations were refused") }
+            }
             await stack.stop()
             if failures > 0 { BenchReport.log("\n\(failures) section(s) failed: see the notes") }
         }

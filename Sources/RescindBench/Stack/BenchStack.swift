@@ -55,7 +55,8 @@ struct BenchStack: Sendable {
             databaseURL: options.databaseURL, bootstrapServers: options.kafkaBootstrapServers ?? cluster.bootstrapServers,
             topicPrefix: prefix, grantSchema: "bench_grant_\(suffix)", auditSchema: "bench_audit_\(suffix)",
             auditGroup: "bench-audit-\(suffix)", logLevel: "warning",
-            grantEnvironment: options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:],
+            grantEnvironment: (options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:])
+                .merging(options.grantEnvironment) { $1 },
             auditEnvironment: ["RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)"])
         do {
             if let external = options.kafkaBootstrapServers {

@@ -6,13 +6,17 @@ import RescindDevKit
 /// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
 struct BenchOptions: Sendable {
     enum Section: String, CaseIterable, Sendable {
-        case crypto, commit, fanout, throughput, memory, keyhistory, fleet
+        case crypto, commit, fanout, throughput, memory, keyhistory, fleet, load
 
         /// Sections that start no services.
         var needsStack: Bool { self != .crypto && self != .fleet }
+
+        /// What a run without `--sections` measures: BENCHMARKS.md's figures. The load section
+        /// (RELIABILITY.md's) is asked for by name.
+        static let defaults = allCases.filter { $0 != .load }
     }
 
-    var sections: [Section] = Section.allCases
+    var sections: [Section] = Section.defaults
     /// Repetitions of each figure; the table quotes medians.
     var runs = 5
     /// Records in the re-encryption kernel runs.
@@ -39,6 +43,11 @@ struct BenchOptions: Sendable {
     /// The grant service's `RESCIND_OUTBOX_BATCH_SIZE`; `nil` keeps its default (500).
     var outboxBatch: Int?
     var agentMemoryRecords = 10_000
+    /// Added to the grant service's environment (`--grant-env NAME=VALUE`, repeatable): a run
+    /// with other limits, pool or lifetimes than the defaults, said in the header as given.
+    var grantEnvironment: [String: String] = [:]
+    /// The load section's sizes (`--load-…`).
+    var load = LoadBench.Options()
     /// An external Kafka-protocol broker to run on instead of the in-process development
     /// cluster (`--kafka-bootstrap-servers`, e.g. Tansu); its topics are provisioned through
     /// the Admin API. Run with the librdkafka that broker needs on `LD_LIBRARY_PATH`.
@@ -55,11 +64,13 @@ struct BenchOptions: Sendable {
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """
-        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet] [--runs N]
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet,load] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N] [--uploads-in-flight N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
+                             [--load-devices N] [--load-seconds N] [--load-flood-factor N] [--load-cycle-ms N]
+                             [--load-addresses N] [--load-connections N] [--grant-env RESCIND_NAME=VALUE]…
         \(FleetOptions.usage)
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
@@ -93,6 +104,7 @@ struct BenchOptions: Sendable {
                 sustainedRevocationsPerWorker = 3
                 outboxEvents = 2_000
                 agentMemoryRecords = 1_000
+                load = .quick
             case "--sections":
                 sections = try value(argument).split(separator: ",").map { name in
                     guard let section = Section(rawValue: String(name)) else { throw BenchError("unknown section \(name)") }
@@ -113,6 +125,20 @@ struct BenchOptions: Sendable {
             case "--outbox-batch": outboxBatch = try integer(argument)
             case "--agent-memory-records": agentMemoryRecords = try integer(argument)
             case "--kafka-bootstrap-servers": kafkaBootstrapServers = try value(argument)
+            case "--load-devices": load.devices = try integer(argument)
+            case "--load-seconds": load.seconds = Double(try integer(argument))
+            case "--load-flood-factor": load.floodFactor = Double(try integer(argument))
+            case "--load-cycle-ms": load.cycle = .milliseconds(try integer(argument))
+            case "--load-addresses":
+                load.addresses = try integer(argument)
+                guard load.addresses <= 240 else { throw BenchError("\(argument) is at most 240 (127.0.0.10–127.0.0.249)") }
+            case "--load-connections": load.connections = try integer(argument)
+            case "--grant-env":
+                let setting = try value(argument)
+                guard let equals = setting.firstIndex(of: "="), setting.hasPrefix("RESCIND_") else {
+                    throw BenchError("\(argument) needs RESCIND_NAME=VALUE")
+                }
+                grantEnvironment[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
             case "--fleet-devices": fleetDevices = try integers(argument)
             case "--json": json = true
             case "--help", "-h": throw BenchError(Self.usage)
@@ -132,6 +158,9 @@ struct BenchOptions: Sendable {
         "sections=\(sections.map(\.rawValue).joined(separator: ",")) runs=\(runs) kernel-records=\(kernelRecords) "
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) uploads-in-flight=\(uploadsInFlight) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
-            + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
+            + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) "
+            + "load-devices=\(load.devices) load-seconds=\(Int(load.seconds)) load-flood-factor=\(Int(load.floodFactor)) "
+            + "load-cycle-ms=\(Int(Timing.seconds(load.cycle) * 1000)) load-addresses=\(load.addresses) load-connections=\(load.connections) "
+            + "grant-env=\(grantEnvironment.isEmpty ? "default" : grantEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
 }
