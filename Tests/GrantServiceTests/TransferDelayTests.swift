@@ -14,20 +14,6 @@ import Testing
 /// transfer early (a thief's, say, before the owner's iPad can veto it) moves nobody's idea of who
 /// owns the family member.
 @Suite(.serialized) struct TransferDelayTests {
-    /// A refusal by the key-history verifier with `code`.
-    static func expectViolation(
-        _ code: KeyChainViolation.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
-    ) async {
-        do {
-            try await body()
-            Issue.record("expected the key history to be refused with \(code.rawValue)", sourceLocation: sourceLocation)
-        } catch let error as KeyHistoryError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("expected a key history refusal, got \(error)", sourceLocation: sourceLocation)
-        }
-    }
-
     /// The compromised service plays first: the thief's transfer from the owner's phone is pending,
     /// and the service's database says its delay ran out, so the service applies it. The owner's
     /// iPad and phone, the new owner, another grantee and a device verifying for the first time all
@@ -49,12 +35,12 @@ import Testing
             #expect(try await other.client.familyMember(owner.emma).ownerUserID == owner.grantee.keys.userID)
 
             for reader in readers {
-                await Self.expectViolation(.ungovernedChange) { _ = try await reader.currentFMK(owner.emma) }
+                await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await reader.currentFMK(owner.emma) }
             }
             let newLaptop = try await owner.grantee.addDevice(name: "Adult B's laptop")
-            await Self.expectViolation(.ungovernedChange) { _ = try await newLaptop.verifiedHistory(owner.emma) }
-            await Self.expectViolation(.ungovernedChange) { try await owner.grantee.adoptOwnership(owner.emma) }
-            await Self.expectViolation(.ungovernedChange) { _ = try await other.readRecords(owner.emma) }
+            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await newLaptop.verifiedHistory(owner.emma) }
+            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { try await owner.grantee.adoptOwnership(owner.emma) }
+            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await other.readRecords(owner.emma) }
 
             // The delay, by the client's own clock, ran out: the transfer is in effect.
             var later = owner.grantee
