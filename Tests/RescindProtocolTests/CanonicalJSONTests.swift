@@ -42,4 +42,32 @@ import Testing
             try CanonicalJSON.decode(DeviceCommand.self, from: Data(tampered.utf8))
         }
     }
+
+    /// The comparison that refuses unsigned content, on trees with every JSON kind.
+    @Test func sameJSONComparesTreesExactly() throws {
+        func tree(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+        let base = #"{"a":"x/y","b":3,"c":[1,[2,{"d":true}]],"e":{"f":null},"g":1.5}"#
+        #expect(CanonicalJSON.sameJSON(try tree(base), try tree(base)))
+        #expect(CanonicalJSON.sameJSON(try tree(#"{"e":{"f":null},"a":"x/y","g":1.5,"c":[1,[2,{"d":true}]],"b":3}"#), try tree(base)))
+        for other in [
+            #"{"a":"x/y","b":3,"c":[1,[2,{"d":true}]],"e":{"f":null},"g":1.5,"h":1}"#,  // one field more
+            #"{"a":"x/y","b":3,"c":[1,[2,{"d":true}]],"e":{"f":null}}"#,  // one fewer
+            #"{"a":"x/y","b":4,"c":[1,[2,{"d":true}]],"e":{"f":null},"g":1.5}"#,  // another number
+            #"{"a":"x/y","b":"3","c":[1,[2,{"d":true}]],"e":{"f":null},"g":1.5}"#,  // a string for a number
+            #"{"a":"x/y","b":3,"c":[[2,{"d":true}],1],"e":{"f":null},"g":1.5}"#,  // array order
+            #"{"a":"x/y","b":3,"c":[1,[2,{"d":true,"z":0}]],"e":{"f":null},"g":1.5}"#,  // deep in an array
+            #"{"a":"x/y","b":3,"c":[1,[2,{"d":true}]],"e":{"f":0},"g":1.5}"#,  // a value for null
+        ] {
+            #expect(!CanonicalJSON.sameJSON(try tree(other), try tree(base)), "\(other)")
+        }
+        // Canonically equivalent but different code points: not the same text, so not signed.
+        #expect(!CanonicalJSON.sameJSON(try tree("{\"a\":\"\u{E9}\"}"), try tree("{\"a\":\"e\u{301}\"}")))
+    }
+
+    @Test func holdsExactlyComparesWithTheCanonicalEncoding() throws {
+        let bytes = try CanonicalJSON.encode(command)
+        #expect(CanonicalJSON.holdsExactly(try JSONSerialization.jsonObject(with: bytes), command))
+        let extra = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "{", with: #"{"note":"x","#)
+        #expect(!CanonicalJSON.holdsExactly(try JSONSerialization.jsonObject(with: Data(extra.utf8)), command))
+    }
 }

@@ -69,8 +69,7 @@ struct KeyChainViolationController {
         let data = Data(buffer: buffer)
         guard let violation = try? CanonicalJSON.decode(KeyChainViolation.self, from: data),
             let received = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let known = try? JSONSerialization.jsonObject(with: CanonicalJSON.encode(violation)) as? [String: Any],
-            NSDictionary(dictionary: received).isEqual(to: known)
+            CanonicalJSON.holdsExactly(received, violation)
         else {
             throw APIError.badRequest("the body is not a key chain violation report (rescind.key_chain_violation.v1 payload)")
         }

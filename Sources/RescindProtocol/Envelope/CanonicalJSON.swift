@@ -41,3 +41,39 @@ public enum CanonicalJSON {
         try decoder().decode(type, from: data)
     }
 }
+
+extension CanonicalJSON {
+    /// Whether `received` (what `JSONSerialization` read from the wire) holds exactly what
+    /// `value`'s canonical encoding holds: no field more or fewer, no other value. A typed decode
+    /// drops what the type does not know, and a signature covers only what it knows; this is
+    /// how a reader refuses the difference.
+    public static func holdsExactly<T: Encodable>(_ received: Any, _ value: T) -> Bool {
+        guard let data = try? encode(value),
+            let known = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+        else { return false }
+        return sameJSON(received, known)
+    }
+
+    /// Structural equality of two `JSONSerialization` trees. Strings compare by their UTF-8
+    /// bytes (not Unicode equivalence); numbers as `NSNumber` does. Written out rather than
+    /// `NSDictionary.isEqual`, whose bridging of nested arrays is missing from executables
+    /// linked with `--static-swift-stdlib` on Linux: there every payload with an array
+    /// compared unequal to itself.
+    static func sameJSON(_ lhs: Any, _ rhs: Any) -> Bool {
+        switch (lhs, rhs) {
+        case let (lhs as [String: Any], rhs as [String: Any]):
+            return lhs.count == rhs.count
+                && lhs.allSatisfy { key, value in rhs[key].map { sameJSON(value, $0) } ?? false }
+        case let (lhs as [Any], rhs as [Any]):
+            return lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { sameJSON($0, $1) }
+        case let (lhs as String, rhs as String):
+            return lhs.utf8.elementsEqual(rhs.utf8)
+        case let (lhs as NSNumber, rhs as NSNumber):
+            return lhs.isEqual(to: rhs)
+        case (is NSNull, is NSNull):
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -64,10 +64,9 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
         guard message.schema == expected else { throw MessageError.unexpectedSchema(message.schema) }
         // Decoding drops what the payload type does not know; the signature covers only
         // what it knows. Refuse the difference rather than let unsigned content ride along.
-        guard let received,
-            let signed = try? JSONSerialization.jsonObject(with: CanonicalJSON.encode(message.payload)),
-            NSDictionary(dictionary: ["payload": received]).isEqual(to: ["payload": signed])
-        else { throw MessageError.unsignedContent }
+        guard let received, CanonicalJSON.holdsExactly(received, message.payload) else {
+            throw MessageError.unsignedContent
+        }
         // Every field within `MessageLimits` before any caller can store or act on it.
         guard MessageLimits.isSafeText(message.signer, maxLength: MessageLimits.signerLength) else {
             throw MessageError.invalidField("signer")
