@@ -44,7 +44,8 @@ public struct UserSession: Sendable {
 
     /// Registers the user with their public keys and this device.
     /// - Parameter recoveryKey: the user's recovery key, whose public half is registered (with its
-    ///   signature, proving possession); the key itself is the caller's to show once and forget.
+    ///   signature, proving possession) and to which the user's keys are escrowed (`KeyBackup`);
+    ///   the key itself is the caller's to show once and forget.
     public static func register(
         keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
         deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), recoveryKey: RecoveryKey? = nil,
@@ -62,7 +63,9 @@ public struct UserSession: Sendable {
         request.signature = Data(keys.identityKey.signature(for: input))
         request.recoverySignature = recoveryKey.map { Data($0.signingKey.signature(for: input)) }
         _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
-        return UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
+        let session = UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
+        if let recoveryKey { try await session.storeKeyBackup(with: recoveryKey) }
+        return session
     }
 
     /// Adds another device to this user's account and returns a session on it. The

@@ -38,7 +38,9 @@ import Testing
     /// The owner, after stopping the thief: rotates the identity with the recovery key from
     /// `device`, moves their copies, and rotates Emma's FMK. Every record reads; nothing the
     /// stolen phone held opens what was written afterwards.
-    static func recover(_ owner: Owner, on device: UserSession, stolenFMK: SecretKey, service: GrantServiceHarness) async throws {
+    /// - Returns: the session on `device` with the new keys.
+    @discardableResult
+    static func recover(_ owner: Owner, on device: UserSession, stolenFMK: SecretKey, service: GrantServiceHarness) async throws -> UserSession {
         let me = try await device.client.me()
         let newKeys = UserKeys.generate(userID: owner.userID)
         let applied = try await device.rotateIdentityAtOnce(to: newKeys, currentGeneration: me.user.identityGeneration)
@@ -54,6 +56,7 @@ import Testing
         }
         #expect(try await owner.grantee.client.user(owner.userID).identityPublicKey == Data(newKeys.identityKey.publicKey.rawRepresentation))
         await expectFailure(401) { try await owner.phone.client.me() }
+        return rotated
     }
 
     @Test func theThiefsRotationWaitsAndTheOwnersIPadVetoesIt() async throws {

@@ -134,6 +134,7 @@ public enum GrantServiceApplication {
             .addRoutes(to: authenticated)
         IdentityRotationController(rotations: IdentityRotationStore(pool: pool), governance: governance).addRoutes(to: authenticated)
         GovernanceController(governance: governance).addRoutes(to: authenticated)
+        KeyBackupController(backups: KeyBackupStore(pool: pool)).addRoutes(to: authenticated)
         InvitationController(invitations: InvitationStore(pool: pool)).addRoutes(to: authenticated)
         DeviceCommandController(commands: DeviceCommandStore(pool: pool)).addRoutes(to: authenticated)
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)

@@ -78,7 +78,7 @@ struct RateLimits: Sendable {
         let resource = components.count > 1 ? String(components[1]) : ""
         switch (method, resource) {
         case (.post, "enrolment-challenges"), (.post, "devices"), (.delete, "devices"), (.post, "identity-rotations"),
-            (.post, "invitations"), (.post, "governance"), (.post, "recovery-key"):
+            (.post, "invitations"), (.post, "governance"), (.post, "recovery-key"), (.put, "key-backup"):
             return .identityOperationsPerDevice
         default:
             return .requestsPerDevice

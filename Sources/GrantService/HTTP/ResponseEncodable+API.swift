@@ -7,6 +7,7 @@ extension DeviceResponse: ResponseEncodable {}
 extension DeviceList: ResponseEncodable {}
 extension DeviceCommandList: ResponseEncodable {}
 extension MeResponse: ResponseEncodable {}
+extension KeyBackup: ResponseEncodable {}
 extension ChallengeResponse: ResponseEncodable {}
 extension TokenResponse: ResponseEncodable {}
 extension FamilyMemberResponse: ResponseEncodable {}

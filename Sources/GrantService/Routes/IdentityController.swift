@@ -166,11 +166,11 @@ enum Validation {
         guard (1...200).contains(name.count) else { throw APIError.badRequest("device name must be 1–200 characters") }
     }
 
-    static func agreementKey(_ bytes: Data) throws -> X25519.PublicKey {
+    static func agreementKey(_ bytes: Data, field: String = "agreement_public_key") throws -> X25519.PublicKey {
         do {
             return try X25519.PublicKey(rawRepresentation: [UInt8](bytes))
         } catch {
-            throw APIError.unprocessable("invalid_public_key", "agreement_public_key must be a valid X25519 public key")
+            throw APIError.unprocessable("invalid_public_key", "\(field) must be a valid X25519 public key")
         }
     }
 

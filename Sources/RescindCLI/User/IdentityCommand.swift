@@ -19,7 +19,7 @@ struct IdentityCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Create.self, Show.self, Code.self, Trust.self, Rotate.self, Pending.self, Approve.self, Veto.self, Cancel.self,
-            Clear.self, Passphrase.self, Recover.self, RecoveryKeyCommand.self,
+            Clear.self, Passphrase.self, Recover.self, RecoveryKeyCommand.self, Backup.self,
         ])
 
     struct Create: AsyncParsableCommand {
@@ -104,10 +104,13 @@ struct IdentityCommand: AsyncParsableCommand {
             }
             let id = operation.operationID.uuidString.lowercased()
             if operation.state == .applied {
+                try await session.storeKeyBackup(with: newKey)
                 print("new recovery key registered (operation \(id)); the old words no longer stand for you")
+                print("your keys are escrowed to the new words (key backup)")
             } else {
                 print("new recovery key pending: operation \(id), takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
                 print("to make it now: rescind identity approve \(id) (on another device of yours), or run this with --words-file")
+                print("once it took effect: rescind identity backup --recovery (with the new words) escrows your keys to them")
             }
             print("")
             try Create.printOnce(newKey)
@@ -138,17 +141,20 @@ struct IdentityCommand: AsyncParsableCommand {
         @Option(help: "A device of yours enrolled recently, to let it approve and veto at once.") var vouch: UUID?
         @Option(help: "A pending operation of yours to approve (it takes effect now).") var approve: UUID?
         @Option(help: "A pending operation of yours to cancel.") var cancel: UUID?
+        @Option(help: "Enrol this profile as a new device of yours with this name, holding your keys from your key backup.")
+        var enrol: String?
         @Option(help: "A file holding the recovery words (else they are asked for).") var wordsFile: String?
 
         func validate() throws {
-            guard [retire, restore, clear, vouch, approve, cancel].compactMap({ $0 }).count == 1 else {
-                throw ValidationError("give exactly one of --retire, --restore, --clear, --vouch, --approve and --cancel")
+            guard [retire, restore, clear, vouch, approve, cancel].compactMap({ $0 }).count + (enrol == nil ? 0 : 1) == 1 else {
+                throw ValidationError("give exactly one of --enrol, --retire, --restore, --clear, --vouch, --approve and --cancel")
             }
         }
 
         func run() async throws {
             let key = try RecoveryWords.key(wordsFile: wordsFile)
             let client = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
+            if let enrol { return try await enrolFromBackup(name: enrol, key: key, client: client) }
             let order: (RecoveryAction.Kind, UUID?, UUID?) =
                 if let retire { (.retire, retire, nil) } else if let restore { (.restore, restore, nil) } else if let clear {
                     (.clear, clear, nil)
@@ -161,6 +167,54 @@ struct IdentityCommand: AsyncParsableCommand {
             } else if let operation = done.operation {
                 print("operation \(operation.operationID.uuidString.lowercased()) \(operation.state.rawValue)")
             }
+        }
+
+        /// A new device for a user with no device left: enrolled by the recovery key, holding the
+        /// keys the recovery key opens from the key backup (checked by `UserSession.recovering`).
+        private func enrolFromBackup(name: String, key: RecoveryKey, client: GrantServiceClient) async throws {
+            let configuration = try await profile.configuration()
+            try KeystoreEnrollment.refuseIfEnrolled(configuration)
+            let deviceKey = Ed25519.PrivateKey(), deviceID = UUID()
+            try await key.order(
+                .enrol, for: user,
+                device: RegisterDeviceRequest(
+                    deviceID: deviceID, name: name, role: .interactive, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+                through: client)
+            let session = try await UserSession.recovering(
+                userID: user, deviceID: deviceID, deviceKey: deviceKey, recoveryKey: key, baseURL: configuration.grantServiceURL,
+                tls: configuration.tls)
+            try await KeystoreEnrollment.install(userKeys: session.keys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
+            print("enrolled device \(deviceID.uuidString.lowercased()) (\(name)) with your keys from your key backup")
+            print("next: retire the thief's device (rescind identity recover --retire D), then rescind identity rotate --recovery")
+        }
+    }
+
+    struct Backup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Escrow your current keys to your recovery words, so the words alone give them back.",
+            discussion: """
+                Seals your identity, agreement and master keys to a key only your recovery words
+                derive, signs the result with the words, and stores it with the grant service (which
+                can neither open nor forge it). `identity create` and a rotation approved with the
+                words do this themselves; run it after a rotation another device approved or the
+                delay let through, and after a new recovery key took effect. With every device lost,
+                `rescind identity recover --enrol NAME` gets the keys back on a new one.
+
+                Examples:
+                  rescind identity backup --words-file /media/usb/recovery.txt
+                  rescind identity backup --recovery
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "A file holding the recovery words.") var wordsFile: String?
+        @Flag(help: "Type the recovery words on the terminal.") var recovery = false
+
+        func run() async throws {
+            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
+            let key = try RecoveryWords.key(wordsFile: wordsFile)
+            let session = try await profile.session()
+            try await session.storeKeyBackup(with: key)
+            print("key backup stored: your recovery words give back your current keys")
         }
     }
 
@@ -293,6 +347,10 @@ struct IdentityCommand: AsyncParsableCommand {
             }
             print("identity rotated: generation \(outcome.generation)")
             print("keys moved        \(outcome.rewrapped) (\(outcome.alreadyCurrent) already current)")
+            print(
+                outcome.backedUp
+                    ? "key backup        renewed: your recovery words give back the new keys"
+                    : "key backup        still holds your previous keys: rescind identity backup --recovery renews it")
             if let bundleOut {
                 try await KeystoreRotation.writeIdentityUpdate(
                     to: bundleOut, passphrase: ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "",

@@ -21,6 +21,10 @@ public enum KeystoreRotation {
         /// Set while the rotation waits (`GovernedOperation`): for the security delay to run out
         /// or for a second device's approval. Nothing moved yet; the new keys wait beside the old.
         public let pending: GovernedOperation?
+        /// Whether the new keys were escrowed to the recovery key (`KeyBackup`): only when the
+        /// recovery words approved the rotation. Otherwise the stored backup holds the old keys
+        /// until `rescind identity backup` renews it.
+        public var backedUp = false
 
         package init(generation: Int, rewrapped: Int, alreadyCurrent: Int, pending: GovernedOperation? = nil) {
             self.generation = generation
@@ -77,7 +81,7 @@ public enum KeystoreRotation {
         }
         // What the service registered decides, not what it answered: a compromised service that
         // claims the approval took effect but keeps the old keys gets nothing re-wrapped.
-        guard let outcome = try await finishPendingRotation(configuration: configuration) else {
+        guard let outcome = try await finishPendingRotation(configuration: configuration, recoveryKey: recoveryKey) else {
             throw AgentError(.serviceRefused, "the approved rotation is not the one this device began")
         }
         guard outcome.pending == nil else {
@@ -93,7 +97,9 @@ public enum KeystoreRotation {
     /// (`Outcome.pending`); `nil` when none was pending or the service never took it, or it was
     /// vetoed, cancelled or withdrawn (the unused new keys are then deleted).
     @discardableResult
-    public static func finishPendingRotation(configuration: AgentConfiguration) async throws -> Outcome? {
+    /// - Parameter recoveryKey: the recovery words, when they approved it: the new keys are then
+    ///   escrowed to them (`KeyBackup`) before the new keystore is swapped in.
+    public static func finishPendingRotation(configuration: AgentConfiguration, recoveryKey: RecoveryKey? = nil) async throws -> Outcome? {
         let pending = pendingPath(configuration)
         guard FileManager.default.fileExists(atPath: pending) else { return nil }
         let current = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
@@ -102,7 +108,7 @@ public enum KeystoreRotation {
         let me = try await GrantServiceCall.run { try await client.me() }
         switch me.user.identityPublicKey {
         case Data(next.userKeys.identityKey.publicKey.rawRepresentation):
-            return try await complete(from: current, to: next, configuration: configuration)
+            return try await complete(from: current, to: next, recoveryKey: recoveryKey, configuration: configuration)
         case Data(current.userKeys.identityKey.publicKey.rawRepresentation):
             let nextKey = Data(next.userKeys.identityKey.publicKey.rawRepresentation)
             let operations = try await GrantServiceCall.run { try await client.governedOperations() }
@@ -118,14 +124,19 @@ public enum KeystoreRotation {
     }
 
     /// Re-wraps every copy for the new keys, then swaps the new keystore in (one rename).
-    private static func complete(from old: Keystore, to next: Keystore, configuration: AgentConfiguration) async throws -> Outcome {
+    private static func complete(
+        from old: Keystore, to next: Keystore, recoveryKey: RecoveryKey?, configuration: AgentConfiguration
+    ) async throws -> Outcome {
         let session = try session(next, configuration)
         let moved = try await GrantServiceCall.run { try await session.rewrapHeldKeys(from: old.userKeys) }
+        if let recoveryKey { try await GrantServiceCall.run { try await session.storeKeyBackup(with: recoveryKey) } }
         let generation = try await GrantServiceCall.run { try await session.client.me() }.user.identityGeneration
         guard rename(pendingPath(configuration), configuration.keystorePath) == 0 else {
             throw AgentError(.storage, "cannot replace \(configuration.keystorePath) (errno \(errno)); run it again to finish")
         }
-        return Outcome(generation: generation, rewrapped: moved.rewrapped, alreadyCurrent: moved.current)
+        var outcome = Outcome(generation: generation, rewrapped: moved.rewrapped, alreadyCurrent: moved.current)
+        outcome.backedUp = recoveryKey != nil
+        return outcome
     }
 
     /// Re-protects the keystore under a new passphrase or key file (key-hierarchy ADR,

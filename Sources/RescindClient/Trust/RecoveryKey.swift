@@ -12,6 +12,8 @@ import RescindCrypto
 /// names another key, which signs nothing the user's verifiers accept).
 public struct RecoveryKey: Sendable {
     public let signingKey: Ed25519.PrivateKey
+    /// Opens the user's keys escrowed to this recovery key (`KeyBackup`); derived from the seed.
+    let escrowKey: X25519.PrivateKey
     /// The words to write down, in order.
     public let words: [String]
 
@@ -24,6 +26,7 @@ public struct RecoveryKey: Sendable {
     public init(seed: [UInt8]) throws {
         guard seed.count == Ed25519.seedByteCount else { throw RecoveryKeyError("a recovery key seed is 32 bytes") }
         words = (seed + Self.checksum(seed)).map { Self.wordList[Int($0)] }
+        escrowKey = try KeyEscrow.escrowKey(recoverySeed: seed)
         var copy = seed
         signingKey = try Ed25519.PrivateKey(seed: &copy)
     }
