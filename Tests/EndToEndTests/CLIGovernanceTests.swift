@@ -58,6 +58,53 @@ extension CLITests {
             }
         }
 
+        /// A's only device is stolen and the thief acts first. With the paper words alone, A makes a
+        /// new laptop that holds A's keys from the key backup, retires the phone, rotates away from
+        /// everything it held and still owns Emma; a second new device from the words gets the new keys.
+        @Test(.timeLimit(.minutes(4)))
+        func theWordsAloneMakeANewDeviceThatStillOwnsEmma() async throws {
+            try await CLITestBed.with { bed in
+                let phone = try await bed.person("Adult A")
+                let adultB = try await bed.person("Adult B")
+                let words = try #require(phone.recoveryWords).path
+                let emma = try await phone.ok(["family-member", "create"]).trimmed
+                let texts = ["blood type O+", "allergy: penicillin"]
+                for text in texts { try await phone.ok(["record", "add", emma, "--text", text]) }
+                let thief = try Devices.copy(of: phone, to: "stolen-phone", bed: bed)
+
+                // The thief moves first: a rotation (it only waits), and a backup it could open.
+                #expect(try await thief.ok(["identity", "rotate"]).contains("identity rotation pending"))
+                try await thief.run(["identity", "backup", "--words-file", try #require(adultB.recoveryWords).path])
+                    .expectOneLineError("recovery_key_not_registered")
+
+                // A, on a new laptop with the paper words only.
+                func recoveredDevice(_ name: String) async throws -> CLIProfile {
+                    let blank = try bed.profile(name)
+                    let enrolled = try await blank.ok(["identity", "recover", "--user", phone.userID, "--enrol", name, "--words-file", words])
+                    let deviceID = try #require(enrolled.firstMatch(of: /enrolled device ([0-9a-f-]{36})/).map { String($0.1) }, "\(enrolled)")
+                    return CLIProfile(
+                        name: name, directory: blank.directory, keyFile: blank.keyFile, grantService: blank.grantService,
+                        auditService: blank.auditService, userID: phone.userID, deviceID: deviceID)
+                }
+                let laptop = try await recoveredDevice("Adult A's new laptop")
+                #expect(try await laptop.ok(["identity", "recover", "--user", phone.userID, "--retire", phone.deviceID, "--words-file", words])
+                    .contains("retired device \(phone.deviceID)"))
+                let rotated = try await laptop.ok(["identity", "rotate", "--words-file", words])
+                #expect(rotated.contains("identity rotated: generation 2") && rotated.contains("key backup        renewed"), "\(rotated)")
+                #expect(try await laptop.ok(["rotate", emma]).contains("rotated \(emma): FMK v2"))
+                let records = try await laptop.ok(["record", "show", emma, "--all"])
+                for text in texts { #expect(records.contains(text), "\(records)") }
+                #expect(try await thief.run(["record", "show", emma, "--all"]).status != 0)
+                try await thief.run(["identity", "backup", "--words-file", words]).expectOneLineError("device_retired")
+
+                // The words now give back the new keys, and nothing else.
+                let tablet = try await recoveredDevice("Adult A's new tablet")
+                let read = try await tablet.ok(["record", "show", emma, "--all"])
+                for text in texts { #expect(read.contains(text), "\(read)") }
+                #expect(try await tablet.ok(["identity", "backup", "--words-file", words]).contains("key backup stored"))
+            }
+        }
+
         /// `rescind identity recovery-key`: from one device it waits for the delay; with the
         /// current words it takes effect at once, and only the new words stand for the user then.
         @Test(.timeLimit(.minutes(3)))
