@@ -55,13 +55,10 @@ struct GovernanceStore: Sendable {
         }
     }
 
-    /// How far a statement's `issued_at` may be from this service's clock.
-    static let clockTolerance: TimeInterval = 300
-
     /// A transfer statement issued now, naming a security delay verifiers accept. Returns its `not_before`.
     static func checkTransferDelay(_ statement: KeyStatement?, now: Date = Date()) throws -> Date? {
         guard let statement else { return nil }  // refused with the rest of the statement's checks
-        guard abs(statement.issuedAt.timeIntervalSince(now)) <= clockTolerance else {
+        guard abs(statement.issuedAt.timeIntervalSince(now)) <= KeyStatement.clockTolerance else {
             throw GrantRules.invalidKeyStatement("issued_at must be now (this service's clock is \(Timestamp.format(now)))")
         }
         guard let notBefore = statement.notBefore,

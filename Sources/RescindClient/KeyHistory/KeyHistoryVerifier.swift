@@ -37,10 +37,6 @@ public enum KeyHistoryVerifier {
         public var fmk: SecretKey
     }
 
-    /// How far ahead of this client's clock a `not_before` may be and still count as passed:
-    /// clocks of honest devices and services differ by seconds, not by the delay's hour.
-    public static let clockTolerance: TimeInterval = 300
-
     /// - Parameter me: my user id and the SHA-256 of my current X25519 public key.
     /// - Parameter registeredOwnerKey: asked for only at first use (nil cached state).
     public static func verify(
@@ -156,7 +152,7 @@ public enum KeyHistoryVerifier {
                 else {
                     throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) names no security delay and is not signed by the owner's recovery key")
                 }
-                guard notBefore <= now.addingTimeInterval(clockTolerance) else {
+                guard notBefore <= now.addingTimeInterval(KeyStatement.clockTolerance) else {
                     throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) takes effect at \(Timestamp.format(notBefore)), not yet: the grant service applied it before its security delay ran out")
                 }
             }

@@ -56,6 +56,11 @@ public struct KeyStatement: Codable, Sendable, Equatable {
     /// taking effect (`not_before`), whatever the deployment's own (longer) delay.
     public static let minimumDelay: TimeInterval = 3600
 
+    /// How far apart the clocks of honest devices and services may be: a statement's `issued_at`
+    /// from the service's clock when received, a `not_before` ahead of a verifier's clock and
+    /// still counted as passed. Seconds in practice, never near the delay's hour.
+    public static let clockTolerance: TimeInterval = 300
+
     /// The owner a `transfer` hands over to, or the owner's new key in a `rekey`.
     public struct NewOwner: Codable, Sendable, Equatable {
         public var userID: UUID
