@@ -51,17 +51,12 @@ public struct UserSession: Sendable {
         deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), recoveryKey: RecoveryKey? = nil,
         baseURL: URL, tls: ClientTLS = .strict
     ) async throws -> UserSession {
-        var request = RegisterUserRequest(
-            userID: keys.userID, displayName: displayName,
-            agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
-            identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+        let request = try RegisterUserRequest.signed(
+            keys: keys, displayName: displayName,
             device: RegisterDeviceRequest(
                 deviceID: deviceID, name: deviceName, kind: deviceKind, role: deviceRole,
                 signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
-            recoveryPublicKey: recoveryKey?.publicKey, signature: Data())
-        let input = try request.signingInput()
-        request.signature = Data(keys.identityKey.signature(for: input))
-        request.recoverySignature = recoveryKey.map { Data($0.signingKey.signature(for: input)) }
+            recoveryKey: recoveryKey)
         _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
         let session = UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
         if let recoveryKey { try await session.storeKeyBackup(with: recoveryKey) }
@@ -249,5 +244,24 @@ public struct UserSession: Sendable {
             plaintexts[record.recordID] = try RecordCipher.open(record, fmk: fmk)
         }
         return plaintexts
+    }
+}
+
+extension RegisterUserRequest {
+    /// The registration of `keys`' user with one device, signed by the identity key, and by
+    /// `recoveryKey` as well when it registers one (proof of possession): as `UserSession.register`
+    /// sends it.
+    public static func signed(
+        keys: UserKeys, displayName: String, device: RegisterDeviceRequest, recoveryKey: RecoveryKey? = nil
+    ) throws -> RegisterUserRequest {
+        var request = RegisterUserRequest(
+            userID: keys.userID, displayName: displayName,
+            agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
+            identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation), device: device,
+            recoveryPublicKey: recoveryKey?.publicKey, signature: Data())
+        let input = try request.signingInput()
+        request.signature = Data(keys.identityKey.signature(for: input))
+        request.recoverySignature = recoveryKey.map { Data($0.signingKey.signature(for: input)) }
+        return request
     }
 }

@@ -185,15 +185,10 @@ import Testing
 
     /// A signed registration of a new user with one device, as `UserSession.register` sends it.
     static func registration() throws -> RegisterUserRequest {
-        let keys = UserKeys.generate()
-        var request = RegisterUserRequest(
-            userID: keys.userID, displayName: "Flood", agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
-            identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+        let request = try RegisterUserRequest.signed(
+            keys: UserKeys.generate(), displayName: "Flood",
             device: RegisterDeviceRequest(
-                deviceID: UUID(), name: "Flood's phone", kind: nil, role: nil,
-                signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)),
-            recoveryPublicKey: nil, signature: Data())
-        request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
+                deviceID: UUID(), name: "Flood's phone", signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)))
         return request
     }
 

@@ -8,15 +8,9 @@ import Testing
 /// Users and devices: registration, lookup, listing and retirement.
 @Suite struct IdentityRouteTests {
     static func registration(keys: UserKeys = .generate(), deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), name: String = "Adult A") throws -> RegisterUserRequest {
-        var request = RegisterUserRequest(
-            userID: keys.userID, displayName: name,
-            agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
-            identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
-            device: RegisterDeviceRequest(
-                deviceID: UUID(), name: "phone", signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
-            signature: Data())
-        request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
-        return request
+        try RegisterUserRequest.signed(
+            keys: keys, displayName: name,
+            device: RegisterDeviceRequest(deviceID: UUID(), name: "phone", signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)))
     }
 
     /// Re-signs after a change, so that only the change is wrong.

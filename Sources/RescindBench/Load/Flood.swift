@@ -61,16 +61,10 @@ struct Flood: Sendable {
     /// Valid registration bodies for `count` new users (each its own keys and device).
     static func registrationBodies(count: Int) throws -> [[UInt8]] {
         try (0..<count).map { index in
-            let keys = UserKeys.generate()
-            var request = RegisterUserRequest(
-                userID: keys.userID, displayName: "Flood \(index)",
-                agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
-                identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+            let request = try RegisterUserRequest.signed(
+                keys: UserKeys.generate(), displayName: "Flood \(index)",
                 device: RegisterDeviceRequest(
-                    deviceID: UUID(), name: "flood device", kind: nil, role: nil,
-                    signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)),
-                recoveryPublicKey: nil, signature: Data())
-            request.signature = Data(keys.identityKey.signature(for: try request.signingInput()))
+                    deviceID: UUID(), name: "flood device", signingPublicKey: Data(Ed25519.PrivateKey().publicKey.rawRepresentation)))
             return [UInt8](try CanonicalJSON.encode(request))
         }
     }
