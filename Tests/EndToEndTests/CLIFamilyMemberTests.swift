@@ -46,6 +46,20 @@ extension CLITests {
                 try await adultB.ok(["grant", emma, "--to", adultC.userID])
                 #expect(try await adultC.ok(["record", "show", emma, "--all"]).contains("2025-03-02 blood test"))
                 try await adultC.run(["family-member", "adopt", emma]).expectOneLineError("you do not own \(emma)")
+
+                // A pending transfer approved later with the words: the CLI signs the statement the
+                // operation shows. Ownership goes only to a key B pinned by comparing codes, and
+                // another user's words approve nothing.
+                let code = { (printed: String) in String(printed.split(separator: " ").dropFirst(2).first ?? "") }
+                try await adultB.ok(["identity", "trust", adultC.userID, "--code", code(try await adultC.ok(["identity", "code", "--with", adultB.userID]))])
+                let pendingToC = try await adultB.ok(["family-member", "transfer", emma, "--to", adultC.userID])
+                let toC = try #require(pendingToC.firstMatch(of: /operation ([0-9a-f-]{36})/).map { String($0.1) }, "\(pendingToC)")
+                try await adultB.run(["identity", "approve", toC, "--words-file", try #require(adultC.recoveryWords).path])
+                    .expectOneLineError("bad_signature")
+                let approved = try await adultB.ok(["identity", "approve", toC, "--words-file", try #require(adultB.recoveryWords).path])
+                #expect(approved.contains("operation \(toC) applied"), "\(approved)")
+                #expect(try await adultC.ok(["family-member", "adopt", emma]).contains("wrapped under your master key"))
+                #expect(try await adultC.ok(["family-member", "list"]).trimmed == "\(emma)  FMK v1  owner")
             }
         }
     }

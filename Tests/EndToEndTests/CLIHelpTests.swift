@@ -5,7 +5,7 @@ extension CLITests {
     @Suite("rescind, rescind-admin, rescind-dev --help") struct Help {
         static let commands = [
             "", "identity", "identity create", "identity show", "identity code", "identity trust", "identity rotate", "identity passphrase",
-            "identity recovery-key",
+            "identity recovery-key", "identity backup",
             "family-member", "family-member create", "family-member list", "family-member transfer", "family-member adopt",
             "record", "record add", "record list", "record show", "record trash", "record restore", "grant", "invite", "invite create", "invite accept", "invite complete", "revoke", "rotate", "device", "device list", "device retire", "access-log", "revocation",
         ].map { "rescind \($0)" } + [
