@@ -12,6 +12,7 @@ extension CLITests {
                 let shown = try await adultA.ok(["identity", "show"])
                 #expect(CLITestBed.value(after: "user", in: shown) == adultA.userID)
                 #expect(shown.contains("agreement key") && shown.contains("identity key"), "\(shown)")
+                #expect(shown.contains("key backup        current"), "\(shown)")  // identity create escrows the keys
 
                 // An enrolled profile is never overwritten.
                 try await adultA.run(["identity", "create", "--name", "Someone else"])

@@ -231,7 +231,24 @@ struct IdentityCommand: AsyncParsableCommand {
             print("device            \(session.deviceID.uuidString.lowercased())")
             print("agreement key     \(Data(session.keys.agreementKey.publicKey.rawRepresentation).base64EncodedString())")
             print("identity key      \(Data(session.keys.identityKey.publicKey.rawRepresentation).base64EncodedString())")
-            print("generation        \(try await session.client.me().user.identityGeneration)")
+            let me = try await session.client.me()
+            print("generation        \(me.user.identityGeneration)")
+            print("key backup        \(try await Self.backupState(session, me.user))")
+        }
+
+        /// Whether the recovery words give back this identity's keys (`KeyBackup`), as the
+        /// service reports it: what to do when they do not.
+        static func backupState(_ session: UserSession, _ user: UserResponse) async throws -> String {
+            guard user.recoveryPublicKey != nil else { return "none (no recovery key: rescind identity recovery-key)" }
+            let backup: KeyBackup
+            do {
+                backup = try await session.client.keyBackup()
+            } catch let error as GrantServiceError where error.status == 404 {
+                return "none: rescind identity backup --recovery"
+            }
+            guard backup.recoveryPublicKey == user.recoveryPublicKey else { return "of another recovery key: rescind identity backup --recovery" }
+            guard backup.identityPublicKey == user.identityPublicKey else { return "of previous keys: rescind identity backup --recovery" }
+            return "current (your recovery words give back these keys)"
         }
     }
 
