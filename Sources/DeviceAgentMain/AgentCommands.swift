@@ -216,7 +216,9 @@ struct RotateIdentityCommand: AgentSubcommand {
                     + "\(Timestamp.format(pending.effectiveAt)) unless vetoed; approve it on another device, or run again with --words-file")
             return
         }
-        print("identity rotated: generation \(outcome.generation); \(outcome.rewrapped) key(s) moved")
+        print(
+            "identity rotated: generation \(outcome.generation); \(outcome.rewrapped) key(s) moved; key backup "
+                + (outcome.backedUp ? "renewed" : "still of the previous keys (rescind identity backup renews it)"))
         if let bundleOut {
             try await KeystoreRotation.writeIdentityUpdate(
                 to: bundleOut, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
