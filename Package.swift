@@ -311,7 +311,7 @@ let package = Package(
             ]
         ),
 
-        // Measures every hot path against this machine's own limit (BENCHMARKS.md); a command, not a test.
+        // Measures every hot path against this machine's own limit (docs/benchmarks.md); a command, not a test.
         .executableTarget(
             name: "RescindBench",
             dependencies: [
@@ -320,7 +320,7 @@ let package = Package(
             ]
         ),
 
-        // The long run of the hostile-input property (RELIABILITY.md): generated hostile envelopes
+        // The long run of the hostile-input property (docs/reliability.md): generated hostile envelopes
         // through an in-process audit service; a command, not a test. Built on the test kit.
         .executableTarget(
             name: "RescindHostile",
@@ -330,7 +330,7 @@ let package = Package(
             ]
         ),
 
-        // libFuzzer targets for the binary record bodies and the signed envelope (RELIABILITY.md):
+        // libFuzzer targets for the binary record bodies and the signed envelope (docs/reliability.md):
         // scripts/fuzz.sh builds it with -sanitize=fuzzer in .build-fuzz; a normal build replays inputs.
         .executableTarget(name: "RescindFuzz", dependencies: ["RescindProtocol"]),
 
