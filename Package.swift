@@ -5,10 +5,10 @@ import PackageDescription
 // Layers, bottom up:
 //   C<Lib>            one system-library target per C library (pkg-config + apt provider)
 //   Rescind<Concern>  the only Swift modules that import a C module; no C type in their API
-//   services/agent    built on the concern modules (see README, "Architecture")
+//   services/agent    built on the concern modules (see docs/architecture.md)
 // The device agent's graph must never contain CLibPQ or the HTTP server stack.
 //
-// Two layers (README, "Architecture"): the product (the modules above, the services, the agent,
+// Two layers (docs/architecture.md): the product (the modules above, the services, the agent,
 // the user's `rescind` and the operator's `rescind-admin`) and the dev kit (`RescindDevKit`:
 // the development Kafka cluster, the one child-process launcher, test databases, fault plans;
 // `rescind-dev`: demo and stack; `rescind-bench`, `rescind-hostile`, `rescind-devbroker`).
