@@ -375,7 +375,7 @@ let package = Package(
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
         // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
         .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
-        // rescind-bench's fleet model (issue 19, item 4): its arithmetic and seeded simulation, no server.
+        // rescind-bench's fleet model: its arithmetic and seeded simulation, no server.
         .testTarget(name: "RescindBenchTests", dependencies: ["RescindBench"]),
         .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(

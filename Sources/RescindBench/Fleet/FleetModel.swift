@@ -1,6 +1,6 @@
 import Foundation
 
-/// Issue 19, item 4: a fleet far beyond this machine, on paper (arithmetic) and by a seeded
+/// Sizing the fleet: a fleet far beyond this machine, on paper (arithmetic) and by a seeded
 /// discrete-event simulation. Pure: no I/O, no clock, so the tests check it by hand.
 /// Every input's default and where it comes from is in `FleetInputs` and docs/benchmarks.md,
 /// "Beyond one machine".
@@ -17,7 +17,7 @@ struct FleetInputs: Sendable, Equatable {
     var recordsPerRevocation = 500.0
     var recordBytes = 2048.0
 
-    // MARK: Measured here (docs/benchmarks.md, session 4, run 1 unless said)
+    // MARK: Measured here (docs/benchmarks.md, the fleet section's inputs table names each run)
     /// Outbox relay, events/s per grant-service replica (headline, median of three runs, batch 2000).
     var relayEventsPerSecond = 28_700.0
     /// The commit transaction's time per record (10,000 records: commit 435.9 ms).
