@@ -45,7 +45,7 @@ struct HTTPTransport: Sendable {
     /// service instead of a browser's 8, because one process may host many devices (the
     /// benchmark's agents, a fleet host): ten agents rotating at once send twenty requests, and
     /// with 8 connections twelve of them queued behind others' 1 MiB pages (docs/benchmarks.md,
-    /// the fan-out section). A single agent or the CLI never has more than a few in flight.
+    /// commit → last ack). A single agent or the CLI never has more than a few in flight.
     /// Never shut down, like `.shared`.
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration

@@ -13,7 +13,7 @@ struct FleetInputs: Sendable, Equatable {
     var usersPerFamilyMember = 3.0
     /// Agent devices per user (the demo: two each).
     var devicesPerUser = 2.0
-    /// Records of the family member revoked (the fan-out section's family member).
+    /// Records of the family member revoked (commit → last ack's family member).
     var recordsPerRevocation = 500.0
     var recordBytes = 2048.0
 

@@ -3,7 +3,7 @@ import RescindClient
 import RescindCrypto
 import RescindProtocol
 
-/// 2b. What verifying the owner-signed key history costs (its bounds below): a key fetch with
+/// 2b. What verifying the owner-signed key history costs: a key fetch with
 /// and without verification, and the 500-record revocation with the verification's share, in
 /// the same run. Bounds: at most 1 ms per key fetch, at most 5% of the revocation.
 enum KeyHistoryBench {
