@@ -5,10 +5,10 @@ import PackageDescription
 // Layers, bottom up:
 //   C<Lib>            one system-library target per C library (pkg-config + apt provider)
 //   Rescind<Concern>  the only Swift modules that import a C module; no C type in their API
-//   services/agent    built on the concern modules (see README, "Architecture")
+//   services/agent    built on the concern modules (see docs/architecture.md)
 // The device agent's graph must never contain CLibPQ or the HTTP server stack.
 //
-// Two layers (README, "Architecture"): the product (the modules above, the services, the agent,
+// Two layers (docs/architecture.md): the product (the modules above, the services, the agent,
 // the user's `rescind` and the operator's `rescind-admin`) and the dev kit (`RescindDevKit`:
 // the development Kafka cluster, the one child-process launcher, test databases, fault plans;
 // `rescind-dev`: demo and stack; `rescind-bench`, `rescind-hostile`, `rescind-devbroker`).
@@ -311,7 +311,7 @@ let package = Package(
             ]
         ),
 
-        // Measures every hot path against this machine's own limit (BENCHMARKS.md); a command, not a test.
+        // Measures every hot path against this machine's own limit (docs/benchmarks.md); a command, not a test.
         .executableTarget(
             name: "RescindBench",
             dependencies: [
@@ -320,7 +320,7 @@ let package = Package(
             ]
         ),
 
-        // The long run of the hostile-input property (RELIABILITY.md): generated hostile envelopes
+        // The long run of the hostile-input property (docs/reliability.md): generated hostile envelopes
         // through an in-process audit service; a command, not a test. Built on the test kit.
         .executableTarget(
             name: "RescindHostile",
@@ -330,7 +330,7 @@ let package = Package(
             ]
         ),
 
-        // libFuzzer targets for the binary record bodies and the signed envelope (RELIABILITY.md):
+        // libFuzzer targets for the binary record bodies and the signed envelope (docs/reliability.md):
         // scripts/fuzz.sh builds it with -sanitize=fuzzer in .build-fuzz; a normal build replays inputs.
         .executableTarget(name: "RescindFuzz", dependencies: ["RescindProtocol"]),
 
@@ -375,7 +375,7 @@ let package = Package(
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
         // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
         .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
-        // rescind-bench's fleet model (issue 19, item 4): its arithmetic and seeded simulation, no server.
+        // rescind-bench's fleet model: its arithmetic and seeded simulation, no server.
         .testTarget(name: "RescindBenchTests", dependencies: ["RescindBench"]),
         .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds Rescind in release mode and runs the benchmarks against the local stack.
 #
-#   scripts/bench.sh                      the full run of BENCHMARKS.md (~3.5 minutes after the build)
+#   scripts/bench.sh                      the full run of docs/benchmarks.md (~3.5 minutes after the build)
 #   scripts/bench.sh --quick              small sizes: checks the instrument in ~2 minutes
 #   scripts/bench.sh --sections crypto    any rescind-bench option (rescind-dev bench --help)
-#   scripts/bench.sh --sections load      honest devices beside a flood ten times their load (RELIABILITY.md; not in the full run)
+#   scripts/bench.sh --sections load      honest devices beside a flood ten times their load (docs/reliability.md; not in the full run)
 #
 # The raw output (measurements as they are taken, then the Markdown table) is kept in
 # bench-results/<UTC time>.txt. RESCIND_BENCH_SCRATCH picks the build directory

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer targets for the parsers that take bytes from the network (RELIABILITY.md):
+# libFuzzer targets for the parsers that take bytes from the network (docs/reliability.md):
 #   binary-records  BinaryRecords (upload batch and change-feed page bodies)
 #   envelope        SignedMessage.decode, for every message type on the topics
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Schemathesis against both services' OpenAPI documents (RELIABILITY.md, "HTTP APIs"):
+# Schemathesis against both services' OpenAPI documents (docs/reliability.md, "HTTP APIs"):
 # every operation, checks not_a_server_error, status/content-type/response-schema
 # conformance; prints per service: operations, test cases, server errors, other failures.
 #

@@ -81,7 +81,7 @@ if [ "${RESCIND_TEST_TANSU:-1}" != 0 ]; then
         # 2.0.2 its in-process mock cluster once aborted on its own assertion after an outage
         # (ChaosCommandTests skip themselves under 2.0.x, so the first pass does not run them).
         export RESCIND_TEST_KAFKA=external
-        # The chaos runs keep their mock's own first join (3 s), as measured in RELIABILITY.md.
+        # The chaos runs keep their mock's own first join (3 s), as measured in docs/reliability.md.
         unset RESCIND_DEV_MOCK_LIBRDKAFKA RESCIND_DEV_MOCK_GROUP_DELAY_MS
         # Only what a second broker tells us something about, each named: the tests whose
         # subject is the broker (provisioning, a consumer that subscribes before its topic

@@ -4,7 +4,7 @@ import Logging
 import RescindObservability
 import RescindServiceSupport
 
-// rescind-audit-service: configuration from RESCIND_* environment variables (see README).
+// rescind-audit-service: configuration from RESCIND_* environment variables (see docs/configuration.md).
 await ServiceProcess.run("rescind-audit-service") {
     let configuration = try AuditServiceConfiguration(environment: ProcessInfo.processInfo.environment)
     try ServiceProcess.bootstrapLogging(level: configuration.logLevel)

@@ -6,7 +6,7 @@ import RescindLifecycle
 import RescindObservability
 
 // rescind-agent: the headless device agent. Configuration from RESCIND_AGENT_* and the
-// shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see README).
+// shared RESCIND_KAFKA_BOOTSTRAP_SERVERS / RESCIND_TOPIC_PREFIX (see docs/configuration.md).
 //
 // The subcommands are ArgumentParser commands (`AgentCommands.swift`), as in the `rescind` CLI.
 // Help stays the one page `usage`, printed for `help`, `--help` or `-h` anywhere, without reading

@@ -4,7 +4,7 @@ import Logging
 import RescindObservability
 import RescindServiceSupport
 
-// rescind-grant-service: configuration from RESCIND_* environment variables (see README).
+// rescind-grant-service: configuration from RESCIND_* environment variables (see docs/configuration.md).
 await ServiceProcess.run("rescind-grant-service") {
     let configuration = try GrantServiceConfiguration(environment: ProcessInfo.processInfo.environment)
     try ServiceProcess.bootstrapLogging(level: configuration.logLevel)

@@ -10,7 +10,7 @@ struct RescindAdmin: AsyncParsableCommand {
         commandName: "rescind-admin",
         abstract: "Operate Rescind: database migrations, the topics, key and token files.",
         discussion: """
-            Settings come from RESCIND_* environment variables (see README, "Configuration").
+            Settings come from RESCIND_* environment variables (see docs/configuration.md).
 
             Examples:
               rescind-admin migrate grant --schema grant_service

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 
-/// `rescind-bench`: runs every benchmark of BENCHMARKS.md on this machine and prints, for
+/// `rescind-bench`: runs every benchmark of docs/benchmarks.md on this machine and prints, for
 /// each figure, Rescind's number, the baseline measured in the same run and their ratio.
 /// Raw measurements are printed as they are taken; the Markdown table comes last.
 @main

@@ -13,7 +13,7 @@ struct Rescind: AsyncParsableCommand {
             It keeps your keys in an encrypted profile and does all encryption and key
             wrapping on this machine. Operators use rescind-admin (migrations, topics, key
             files); developers rescind-dev (the demo, the local stack).
-            Settings come from RESCIND_* environment variables (see README, "Configuration").
+            Settings come from RESCIND_* environment variables (see docs/configuration.md).
 
             Examples:
               RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"

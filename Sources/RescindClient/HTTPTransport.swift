@@ -13,7 +13,7 @@ import RescindTLS
 /// Not URLSession: on Linux it moved request and response bodies through libdispatch and
 /// libcurl at ~16× the CPU of this client (measured: 100 round trips of a 1.4 MB body each
 /// way, 5.2 s against 0.32 s of CPU), which made the owner's client, not the database, the
-/// limit of a revocation (BENCHMARKS.md).
+/// limit of a revocation (docs/benchmarks.md).
 ///
 /// Every request goes through the `ClientTLS` policy: `https://` verified against its CA file
 /// (set per request, so the shared pool keeps connections of different policies apart), plain
@@ -44,8 +44,8 @@ struct HTTPTransport: Sendable {
     /// device's bearer token to wherever the answer points); and up to 64 connections per
     /// service instead of a browser's 8, because one process may host many devices (the
     /// benchmark's agents, a fleet host): ten agents rotating at once send twenty requests, and
-    /// with 8 connections twelve of them queued behind others' 1 MiB pages (BENCHMARKS.md,
-    /// issue 19 item 3). A single agent or the CLI never has more than a few in flight.
+    /// with 8 connections twelve of them queued behind others' 1 MiB pages (docs/benchmarks.md,
+    /// commit → last ack). A single agent or the CLI never has more than a few in flight.
     /// Never shut down, like `.shared`.
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration

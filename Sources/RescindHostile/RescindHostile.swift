@@ -7,7 +7,7 @@ import RescindPostgres
 import RescindProtocol
 import RescindTestSupport
 
-/// `rescind-hostile`: the long run of the hostile-input property (RELIABILITY.md). Starts the
+/// `rescind-hostile`: the long run of the hostile-input property (docs/reliability.md). Starts the
 /// audit service on a development Kafka cluster and the configured PostgreSQL, sends
 /// `--per-topic` generated hostile envelopes (`HostileEnvelopes`) to each of its input topics
 /// in rounds, and after every round waits until each message is accounted for (quarantined or

@@ -8,7 +8,7 @@ import CMalloc
 /// `free`, but raises that threshold to the size of every such block freed (up to 32 MiB):
 /// once the first 2 MB change-feed page is freed, later pages come from the heap, and the
 /// heap keeps what it frees for the next allocation. Measured with the bench's memory section
-/// (BENCHMARKS.md, "The agent's memory"): an agent that syncs and rotates 10,000 records
+/// (docs/benchmarks.md, "The agent's memory"): an agent that syncs and rotates 10,000 records
 /// peaked at 63.0–63.6 MiB, and at 58.1–58.4 with the threshold fixed, its sync and rotation
 /// times unchanged. Fixing it costs one `mmap` and `munmap` (and the page faults of a fresh
 /// mapping) per large block: a few per thousand records for an agent.
@@ -33,7 +33,7 @@ public enum MemoryAllocator {
     /// A service: one malloc arena per core (at least two) instead of eight, the large-block
     /// threshold left to glibc. Each arena keeps what its threads freed; with eight per core the
     /// grant service's peak over the commit and fan-out sections was 158 MiB, with one per core
-    /// on this 2-core machine 115 MiB, its CPU per revocation unchanged (BENCHMARKS.md).
+    /// on this 2-core machine 115 MiB, its CPU per revocation unchanged (docs/benchmarks.md).
     public static func configureService(environment: [String: String], processors: Int) {
         #if os(Linux)
         if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(M_ARENA_MAX, Int32(clamping: max(2, processors))) }

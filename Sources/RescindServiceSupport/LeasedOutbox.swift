@@ -69,7 +69,7 @@ public struct LeasedOutbox<ID: PostgresArrayElement & PostgresDecodable>: Sendab
     /// Publishes batch after batch until one comes back short of `batchSize` (the table is
     /// drained) or has a delivery that failed, **claiming the next batch while the current one
     /// is published and marked**: a relay's pace is then the slower of the database and the
-    /// broker, not their sum (BENCHMARKS.md, the outbox relay). Batches are still published one
+    /// broker, not their sum (docs/benchmarks.md, the outbox relay). Batches are still published one
     /// after the other, in `orderColumn` order: the next one reaches `publish` only once every
     /// message of the current one was acknowledged. When a delivery fails, the batch claimed
     /// ahead is released unpublished, with the failed rows, so the next attempt starts again at

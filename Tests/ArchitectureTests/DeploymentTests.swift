@@ -58,7 +58,7 @@ import Yams
         #expect((services["postgres"] as? [String: Any])?["image"] as? String == "postgres:16")
     }
 
-    /// Issue 15: topics are provisioned like the schema, by a job the services wait for, and the
+    /// Topics are provisioned like the schema, by a job the services wait for, and the
     /// broker never creates a topic on a client's first use.
     @Test func topicsAreProvisionedByAJobAndTheBrokerCreatesNone() throws {
         let text = try String(contentsOf: Self.deploy.appendingPathComponent("compose.yaml"), encoding: .utf8)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The layering the README promises, checked against the package as built.
+/// The layering docs/architecture.md promises, checked against the package as built.
 @Suite struct ModuleGraphTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

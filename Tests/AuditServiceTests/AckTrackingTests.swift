@@ -56,7 +56,7 @@ import Testing
 
     /// A device told to rotate whose user a later revocation removed erased instead: it holds no
     /// key (version 0) and answers the rotation `already_applied` (or `healed`). That completes it;
-    /// an `applied` rotation below the new version is still refused (issue 18, found by the chaos run).
+    /// an `applied` rotation below the new version is still refused (found by `rescind-dev chaos`).
     @Test func aRotationAnsweredDoneByADeviceErasedSinceCompletes() async throws {
         try await AuditTestBed.with { bed in
             let emma = TestFamily()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import AuditService
 
-/// Each expected device's command has a lifecycle (issue 17, item 2): signed receipts
+/// Each expected device's command has a lifecycle: signed receipts
 /// (`delivered`, `not_now`) move its state without completing anything, `healed` completes like
 /// `already_applied`, and the states show in the revocation API (with each device's history and
 /// the counts per state) and in the metrics.

@@ -6,7 +6,7 @@ import RescindProtocol
 import RescindTestSupport
 import Testing
 
-/// The exposure report joined end to end (issue 17, item 4): the real grant service takes the
+/// The exposure report joined end to end: the real grant service takes the
 /// snapshot at the commit and seals it to the owner, the real audit service tracks the revoked
 /// user's devices' erasure acks from Kafka, and the owner's client joins the two.
 @Suite struct ExposureReportTests {

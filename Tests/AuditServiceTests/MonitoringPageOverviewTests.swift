@@ -3,7 +3,7 @@ import RescindCrypto
 import RescindProtocol
 import Testing
 
-/// The monitoring page's overview (issue 17, item 6) in headless Chromium: the counts per device
+/// The monitoring page's overview in headless Chromium: the counts per device
 /// state, the plot of commit-to-last-ack times, overdue rows highlighted, each revocation's
 /// exposure summary, and the filters by state and by family member (plain GET query parameters).
 extension MonitoringPageTests {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import AuditService
 
-/// Receipts signed by a device's receipt key (issue 17): a locked agent holds no device key, so
+/// Receipts signed by a device's receipt key: a locked agent holds no device key, so
 /// its receipts (`delivered`, `not_now`) are signed by a receipt key that the device key
 /// certified while unlocked. The audit service checks the certificate against the device key
 /// the revocation lists, and accepts that key for receipts only.

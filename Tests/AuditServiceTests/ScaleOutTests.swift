@@ -13,7 +13,7 @@ import Testing
 /// Two grant services and two audit services, sharing one database and one broker (the
 /// outbox through `FOR UPDATE SKIP LOCKED` and claim leases, the partitions through the
 /// consumer group), lose nothing and double nothing when one of each is killed with SIGKILL
-/// mid-way and the group rebalances while revocations are being tracked (issue 18).
+/// mid-way and the group rebalances while revocations are being tracked.
 @Suite(.serialized) struct ScaleOutTests {
     struct Member {
         let session: UserSession

@@ -12,7 +12,7 @@ import Testing
 /// agent's to judge, in partition order). Half the junk is well-formed commands signed by a
 /// stranger (the costliest rejection: decoded and verified), half 256 bytes of garbage (the development broker keeps only a few MB per partition). Promise:
 /// the genuine revocation after the flood is carried out promptly. Prints the figure
-/// (`RESCIND_FLOOD_MESSAGES`, 2,000 by default) recorded in RELIABILITY.md.
+/// (`RESCIND_FLOOD_MESSAGES`, 2,000 by default) recorded in docs/reliability.md.
 @Suite("A flood keyed to one device", .serialized)
 struct CommandFloodTests {
     static let junk = ProcessInfo.processInfo.environment["RESCIND_FLOOD_MESSAGES"].flatMap(Int.init) ?? 2_000

@@ -12,7 +12,7 @@ import Testing
 import Glibc
 #endif
 
-/// Receipts from real agents (issue 17): a locked agent, which holds no device key, says
+/// Receipts from real agents: a locked agent, which holds no device key, says
 /// `not_now` with its certified receipt key; an unlocked one says `delivered`; the audit service
 /// shows both, and refuses the receipt key for an answer.
 extension LockedProcessTests {

@@ -9,7 +9,7 @@ import Testing
 
 @testable import DeviceAgent
 
-/// Issue 16, item 7. The adversary: a compromised grant service — anyone with write access to its
+/// The adversary: a compromised grant service — anyone with write access to its
 /// PostgreSQL schema — but no user's private key. Each test changes the schema directly (the
 /// service code is unchanged) and asserts that the honest client (a `UserSession`, the CLI's
 /// code) and the honest agent refuse the key, keep what they held, and report the right code.

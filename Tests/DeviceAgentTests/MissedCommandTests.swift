@@ -12,7 +12,7 @@ import Testing
 
 /// An agent that never reads its revocation's command on `device_commands` (offline for longer
 /// than the topic keeps it) fetches it from the grant service at check-in and answers it, so the
-/// revocation completes instead of staying open for ever (issue 17, item 2; the MDM model).
+/// revocation completes instead of staying open for ever (the MDM model).
 @Suite("Commands missed on the topic are fetched at check-in", .serialized)
 struct MissedCommandTests {
     /// Moves the device's own consumer group (`rescind-agent-<id>`) past its command, as

@@ -6,7 +6,7 @@ import Testing
 @testable import DeviceAgent
 
 /// The ack publisher holds a `delivered` receipt back while its command is pending, so that a
-/// quick command's receipt leaves in one batch with its ack (BENCHMARKS.md, issue 19 item 3);
+/// quick command's receipt leaves in one batch with its ack (docs/benchmarks.md, commit → last ack);
 /// a receipt is never held past the hold, nor when the hold is zero, nor for a sealed command.
 @Suite("Receipt hold")
 struct ReceiptHoldTests {

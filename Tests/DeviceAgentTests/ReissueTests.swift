@@ -11,7 +11,7 @@ import Testing
 /// A failed ack is not final: the audit service re-issues the command (a new command id linked
 /// to the original, signed by the audit service, which the agent pins) after a backoff, the agent
 /// carries out the grant service's command it holds again, and the revocation completes
-/// (issue 17, item 2).
+/// instead of staying open.
 @Suite("Failed commands are re-issued", .serialized)
 struct ReissueTests {
     @Test("a device whose first attempt fails: failed → reissued → applied, and the revocation completes")

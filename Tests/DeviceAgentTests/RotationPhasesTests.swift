@@ -7,7 +7,7 @@ import Testing
 @testable import DeviceAgent
 
 /// One FMK rotation timed by phase from the command's start to its ack handed to the producer
-/// (BENCHMARKS.md, issue 19 item 3): the phases of a real revocation's rotation are recorded,
+/// (docs/benchmarks.md, commit → last ack): the phases of a real revocation's rotation are recorded,
 /// add up to the ack's own `duration_ms`, and reach the agent's metrics.
 @Suite("Rotation phases", .serialized)
 struct RotationPhasesTests {

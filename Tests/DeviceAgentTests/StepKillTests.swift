@@ -10,7 +10,7 @@ import Testing
 @testable import DeviceAgent
 
 /// A real agent process killed with SIGKILL at every named step of its rotation and of its
-/// erasure (`AgentStep`; issue 18): `rescind-dev agent` freezes the process when a command
+/// erasure (`AgentStep`): `rescind-dev agent` freezes the process when a command
 /// reaches the step (`RESCIND_DEV_AGENT_STOP_AT`), the test kills it there and restarts the
 /// product's `rescind-agent`. The end state is the one promised whatever the step: the kept
 /// device rotated to v2 with every record decrypting, the revoked one erased with no key and

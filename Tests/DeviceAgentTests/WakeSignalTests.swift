@@ -4,7 +4,7 @@ import Testing
 @testable import DeviceAgent
 
 /// The "there is work" flag between the agent's services (inbox → executor, outbox → ack
-/// publisher) wakes its waiter when signalled instead of being polled (issue 19 item 3): a
+/// publisher) wakes its waiter when signalled instead of being polled: a
 /// waiter suspended for a minute returns as soon as the signal comes, a signal given before the
 /// wait is not lost, the timeout still ends a wait, and cancellation ends it at once.
 @Suite("Wake signal")

@@ -7,7 +7,7 @@ import Testing
 @testable import DeviceAgent
 
 /// The cache's journal is a write-ahead log synced at every commit (one sync per transaction
-/// instead of the rollback journal's three; issue 19 item 3), and what an erasure removes is in
+/// instead of the rollback journal's three), and what an erasure removes is in
 /// no file once the erasure returns, with the store still open: the log's old page images are
 /// checkpointed into the database and the log truncated before anything else runs.
 @Suite("Write-ahead journal")

@@ -3,7 +3,7 @@ import RescindCrypto
 import Testing
 
 extension CLITests {
-    /// Invitations and pinned identities from the command line (issue 16, items 3 and 4).
+    /// Invitations and pinned identities from the command line.
     @Suite("rescind invite and pinned identities") struct Invite {
         @Test(.timeLimit(.minutes(3)))
         func anInvitationHandedOverPinsBothSidesSharesAndBothSeeOneCode() async throws {
@@ -114,7 +114,7 @@ extension CLITests {
 
 extension CLITests {
     /// The compromised grant service hands the CLI a wrapped key the owner never issued: the CLI
-    /// refuses it in one line, shows nothing, and the audit service holds the report (issue 16).
+    /// refuses it in one line, shows nothing, and the audit service holds the report.
     @Suite("rescind refuses a forged key and reports it") struct ForgedKey {
         @Test(.timeLimit(.minutes(3)))
         func aReplacedWrappedKeyIsRefusedAndReported() async throws {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// The short variant of `rescind-dev chaos` (issue 18): a few faults of each kind — the
+/// The short variant of `rescind-dev chaos`: a few faults of each kind — the
 /// postmaster of its own PostgreSQL killed and restarted, a grant and an audit service killed,
 /// agents killed at named steps and paused past the ack deadline, broker request errors, an
 /// outage of every broker and one of a partition leader while the others stay up — under a

@@ -6,7 +6,7 @@ import RescindTestSupport
 import Testing
 
 /// `GET /v1/devices/self/commands`: the grant service keeps each signed command it sent a device
-/// and serves it to that device only, for a device that missed it on the topic (issue 17, item 2).
+/// and serves it to that device only, for a device that missed it on the topic.
 @Suite struct DeviceCommandListTests {
     @Test func eachDeviceGetsItsOwnSignedCommandsAfterItsCursorAndNoOneElses() async throws {
         try await GrantServiceHarness.with { grant in

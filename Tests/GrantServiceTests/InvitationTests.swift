@@ -6,7 +6,7 @@ import Testing
 
 @testable import RescindClient
 
-/// Invitations (issue 16, item 4): handed over in person, accepted once, and neither side
+/// Invitations: handed over in person, accepted once, and neither side
 /// trusts the grant service with the other's keys. The compromised service is played by
 /// writing to its database directly.
 @Suite(.serialized) struct InvitationTests {

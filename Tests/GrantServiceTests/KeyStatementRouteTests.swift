@@ -5,7 +5,7 @@ import RescindProtocol
 import RescindTestSupport
 import Testing
 
-/// Hostile key statements at the grant service's API (issue 16): a grant whose statement has a
+/// Hostile key statements at the grant service's API: a grant whose statement has a
 /// bad signature, a broken previous-hash, a version gap, an unknown signer, or is malformed or
 /// huge is refused with a clear code, and nothing stored changes.
 @Suite struct KeyStatementRouteTests {

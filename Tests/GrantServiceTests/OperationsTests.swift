@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    /// Issue 15: a grant service started before its topics exist is alive but not ready, says
+    /// A grant service started before its topics exist is alive but not ready, says
     /// why, and becomes ready once they are created (no restart).
     @Test func notReadyUntilItsTopicsExist() async throws {
         try await GrantServiceHarness.with(createTopics: false) { service in

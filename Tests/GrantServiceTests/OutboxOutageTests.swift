@@ -5,7 +5,7 @@ import RescindProtocol
 import RescindTestSupport
 import Testing
 
-/// No resource held hostage by a broker outage (issue 18, item 4): while every broker is
+/// No resource held hostage by a broker outage: while every broker is
 /// down, the outbox relay keeps no transaction, row lock or pool connection open while its
 /// producer waits for the send timeout, commits and reads keep being served in their normal
 /// time, and once the brokers return every outbox row is published exactly once.

@@ -5,7 +5,7 @@ import RescindProtocol
 import RescindTestSupport
 import Testing
 
-/// The exposure report of a revocation (issue 17, item 4): taken in the commit's transaction from
+/// The exposure report of a revocation: taken in the commit's transaction from
 /// each device's last check-in, sealed to the owner, served to that owner only.
 @Suite struct RevocationExposureTests {
     /// Pages the change feed from the start, `limit` changes a page, and stops after `pages` pages.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import RescindClient
 
-/// A revocation's upload batches in flight at once (issue 19, item 2): each batch is its own
+/// A revocation's upload batches in flight at once: each batch is its own
 /// request and transaction, so they may arrive in any order, several at once, and again.
 @Suite struct RevocationUploadTests {
     /// The staged rows, their bodies and the staging's running count, as stored.

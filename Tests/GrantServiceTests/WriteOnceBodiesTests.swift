@@ -9,7 +9,7 @@ import Testing
 @testable import GrantService
 @testable import RescindClient
 
-/// Record bodies are written once (issue 19, item 2; migration 0014): `record_bodies` holds the
+/// Record bodies are written once (migration 0014): `record_bodies` holds the
 /// ciphertexts, `records` and `staged_records` name theirs; a revocation's commit points the
 /// records at the bodies its upload wrote and queues the old ones, which the janitor deletes
 /// afterwards (`RecordBodies`). These tests play the states that design adds: the time between a

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RescindBench
 
-/// The fleet model of `rescind-bench --sections fleet` (issue 19, item 4): the arithmetic on a
+/// The fleet model of `rescind-bench --sections fleet`: the arithmetic on a
 /// fleet small enough to work out by hand, and the simulation's seed and load behaviour.
 @Suite struct FleetModelTests {
     /// 86,400 revocations a day (1/s), peak ×2; 2 users × 1 device; 10 records of 100 B.

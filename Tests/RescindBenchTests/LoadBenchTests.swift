@@ -7,7 +7,7 @@ import Testing
 /// The load section of `rescind-bench` on a small scale (about 10 s of load): it runs against a
 /// live grant service, floods from one and from many loopback addresses, and no honest
 /// device's operation is ever refused. The latency target itself is the full run's to judge
-/// (RELIABILITY.md): a few seconds on a shared machine say nothing reliable about a p99.
+/// (docs/reliability.md): a few seconds on a shared machine say nothing reliable about a p99.
 @Suite struct LoadBenchTests {
     @Test func honestDevicesAreNeverRefusedBesideAFlood() async throws {
         let options = try BenchOptions(arguments: ["--sections", "load"])

@@ -1,7 +1,7 @@
 import RescindConfiguration
 import Testing
 
-/// How `rescind-admin migrate kafka` reads the topics it provisions (issue 15).
+/// How `rescind-admin migrate kafka` reads the topics it provisions.
 @Suite struct KafkaTopicSettingsTests {
     static let names = ["revocation_events", "device_commands"]
 

@@ -4,7 +4,7 @@ import Testing
 @testable import RescindKafka
 import RescindDevKit
 
-/// Topics provisioned like a schema (issue 15): created with their spec, verified, drift
+/// Topics provisioned like a schema: created with their spec, verified, drift
 /// reported. The Admin API parts need a broker that has one (Tansu, Apache Kafka): the
 /// development broker (librdkafka 2.0.2's mock) has no CreateTopics or DescribeConfigs.
 @Suite("Topic provisioning", .serialized)

@@ -151,7 +151,7 @@ public final class DeviceAgent: Sendable {
 
     /// One self-healing pass now (also what the CLI's `sync` does).
     /// The phases of the FMK rotation this agent acked with `ackID` (one of its last 64), once
-    /// the ack was handed to the producer; `nil` otherwise (issue 19 item 3, the bench's fan-out).
+    /// the ack was handed to the producer; `nil` otherwise (read by the bench's fan-out section).
     public func rotationPhases(ackID: UUID) -> RotationPhases? {
         engine.rotationLog.phases(ackID: ackID)
     }

@@ -5,7 +5,7 @@ import RescindProtocol
 
 /// The staging table of long rotations: pages of verified records wait here, under one
 /// download id, until the rotation's final transaction swaps them into `records`, so the
-/// agent never holds a large family member's records in memory (BENCHMARKS.md, agent peak
+/// agent never holds a large family member's records in memory (docs/benchmarks.md, agent peak
 /// RSS). Each download checks at the swap that every row it staged is still there: another
 /// process on the same data directory (`rescind-agent sync` next to a running agent) may
 /// clear them, and a rotation must never swap in part of a family member.
@@ -55,7 +55,7 @@ extension AgentStore {
     /// statement that overwrites cached rows keeps the pages it changes in a statement journal
     /// until it ends, and `temp_store=MEMORY` (so that no scratch copy reaches the disk) keeps
     /// that journal in memory. One statement for 10,000 records of 2 KiB held ~23 MB there and
-    /// put the agent's peak at 83 MiB (target 64); chunks of 500 hold ~1 MB (BENCHMARKS.md).
+    /// put the agent's peak at 83 MiB (target 64); chunks of 500 hold ~1 MB (docs/benchmarks.md).
     static func swapInIncoming(download: UUID, count: Int, familyMemberID: UUID, in db: Database) throws {
         let bounds = try Row.fetchOne(
             db, sql: "SELECT min(rowid), max(rowid) FROM incoming_records WHERE download_id = ?", arguments: [download.text])

@@ -11,8 +11,8 @@ import RescindClient
 /// `synchronous=FULL`: a commit is durable when it returns (an erasure survives a power cut;
 /// the exceptions are bookkeeping transactions written with `write(synced: false)`),
 /// at one sync of the log instead of the rollback journal's three (journal, its header, the
-/// database), which made SQLite's syncs most of an agent's time per rotation (BENCHMARKS.md,
-/// issue 19 item 3). `secure_delete` makes SQLite zero deleted content and `temp_store=MEMORY`
+/// database), which made SQLite's syncs most of an agent's time per rotation (docs/benchmarks.md,
+/// commit → last ack). `secure_delete` makes SQLite zero deleted content and `temp_store=MEMORY`
 /// keeps VACUUM's scratch copy off the disk. In a write-ahead log the old pages stay in the
 /// database file, and earlier page images in the log, until a checkpoint; so every transaction
 /// that leaves the `vacuum` maintenance task (an erasure, at-rest encryption switched, a sealed
@@ -29,7 +29,7 @@ final class AgentStore: Sendable {
     /// ciphertext and its ids, ~2.2 KB) is over half a 4 KiB page, so each took a page of its own
     /// and a rotation's 500 records wrote ~2 MB of log (and a 2 MB file) for 1.1 MB of records;
     /// seven fit in 16 KiB: ~1.2 MB of log per rotation, 43 % less to write and sync
-    /// (BENCHMARKS.md, issue 19 item 3). A cache created before keeps its 4 KiB pages.
+    /// (docs/benchmarks.md, commit → last ack). A cache created before keeps its 4 KiB pages.
     static let pageSize = 16_384
 
     /// Opens (creating 0600 if missing) and migrates the database at `path`.
@@ -72,7 +72,7 @@ final class AgentStore: Sendable {
     /// log is replayed as a prefix. An inbox entry, a command's effect with its ack, and
     /// anything that leaves the `vacuum` task stay synced (the scrub's checkpoint syncs anyway).
     /// This keeps two synced transactions per command (inbox, effect with ack) instead of four
-    /// (BENCHMARKS.md, issue 19 item 3).
+    /// (docs/benchmarks.md, commit → last ack).
     ///
     /// `erasing`: the transaction is an erasure, so it runs on the rollback journal instead of
     /// the log (`rollbackJournal`): its commit overwrites the erased pages in the database file

@@ -8,7 +8,8 @@ import Synchronization
 #endif
 
 /// Where one FMK rotation's time went, from the moment the agent starts the command until its
-/// ack is handed to the producer (issue 19 item 3). Wall-clock phases follow one another, so
+/// ack is handed to the producer, so that the fan-out's latency can be split by phase.
+/// Wall-clock phases follow one another, so
 /// `key + download + verify + store` is the ack's `duration_ms` ("agent work", up to the
 /// rounding of the ack's milliseconds) and `commit + handOff` is what "ack → published" adds
 /// before the producer stamps the message. `verifyCPU` and `storeCPU` are the CPU time of the

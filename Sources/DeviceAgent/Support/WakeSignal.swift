@@ -6,7 +6,7 @@ import Synchronization
 /// A waiter is suspended on a continuation that `signal` resumes at once. (It used to check
 /// the flag every 25 ms: every agent's executor and ack publisher woke 40 times a second with
 /// nothing to do, and a signal waited 12 ms on average before it was seen, in "command →
-/// agent starts" and in "ack → published"; BENCHMARKS.md, issue 19 item 3.)
+/// agent starts" and in "ack → published"; docs/benchmarks.md, commit → last ack.)
 final class WakeSignal: Sendable {
     private enum Slot {
         /// `wait` took an id and has not suspended yet.

@@ -10,8 +10,8 @@ import ServiceLifecycle
 ///
 /// A batch is claimed, published with no transaction open and no pool connection held, and
 /// marked sent (`LeasedOutbox`, shared with the audit service's relay): a broker outage holds
-/// no database resource hostage while the producer waits for its send timeout (issue 18,
-/// item 4), several replicas share the work, a row whose delivery failed is released at once,
+/// no database resource hostage while the producer waits for its send timeout,
+/// several replicas share the work, a row whose delivery failed is released at once,
 /// and a crashed relay's claim expires after `claimLease`. At-least-once: consumers dedupe by message id (the audit service
 /// by `event_id`, agents by `command_id`). The relay wakes on the outbox NOTIFY and, as a
 /// safety net, every `pollInterval` (`NotifiedDrainLoop`); after each drain it records the

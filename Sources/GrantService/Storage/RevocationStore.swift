@@ -350,7 +350,7 @@ struct RevocationStore: Sendable {
                         familyMemberID: staging.familyMemberID, newFMKVersion: newVersion, issuedAt: occurredAt)
                 },
                 on: connection)
-            // Issue 17, item 4: what the revoked user's devices could hold, sealed to the owner. Before
+            // The exposure report: what the revoked user's devices could hold, sealed to the owner. Before
             // the staging area goes: it keeps each record's change sequence from before the swap.
             // A rotation revokes nobody: no exposure report (the stolen device's is `device list`'s).
             if let revokedUserID = staging.revokedUserID {

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Issue 19, item 4: a fleet far beyond this machine, on paper (arithmetic) and by a seeded
+/// Sizing the fleet: a fleet far beyond this machine, on paper (arithmetic) and by a seeded
 /// discrete-event simulation. Pure: no I/O, no clock, so the tests check it by hand.
-/// Every input's default and where it comes from is in `FleetInputs` and BENCHMARKS.md,
+/// Every input's default and where it comes from is in `FleetInputs` and docs/benchmarks.md,
 /// "Beyond one machine".
 struct FleetInputs: Sendable, Equatable {
     // MARK: The fleet (assumed: the issue's figures and the demo's family)
@@ -13,11 +13,11 @@ struct FleetInputs: Sendable, Equatable {
     var usersPerFamilyMember = 3.0
     /// Agent devices per user (the demo: two each).
     var devicesPerUser = 2.0
-    /// Records of the family member revoked (the fan-out section's family member).
+    /// Records of the family member revoked (commit → last ack's family member).
     var recordsPerRevocation = 500.0
     var recordBytes = 2048.0
 
-    // MARK: Measured here (BENCHMARKS.md, session 4, run 1 unless said)
+    // MARK: Measured here (docs/benchmarks.md, the fleet section's inputs table names each run)
     /// Outbox relay, events/s per grant-service replica (headline, median of three runs, batch 2000).
     var relayEventsPerSecond = 28_700.0
     /// The commit transaction's time per record (10,000 records: commit 435.9 ms).

@@ -37,7 +37,8 @@ enum CryptoBench {
         // Load-robust companions of the wall-clock figures: process CPU time and minor faults per pass.
         var (rawCPUOne, rawCPUAll): ([Double], [Double]) = ([], [])
         var (clientOne, clientAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
-        // The client's path as it was before issue 19 item 1 (`PreviousClientPath`), same records.
+        // The client's previous path (`PreviousClientPath`: a task per batch on the cooperative
+        // pool, before one worker per core), same records.
         var (previousOne, previousAll): ([Double], [Double]) = ([], [])
         var (previousCountersOne, previousCountersAll): ([ProcessCounters], [ProcessCounters]) = ([], [])
         // The same records as the client holds them after a download, for its path.
@@ -134,13 +135,13 @@ enum CryptoBench {
         let medianPreviousOne = Statistics.median(previousOne)
         let medianPreviousAll = Statistics.median(previousAll)
         report.add(
-            "… before issue 19 (task per batch on the cooperative pool, resealer per batch, record copied first): 1 worker",
+            "… previous client path (task per batch on the cooperative pool, resealer per batch, record copied first): 1 worker",
             project: .rate(medianPreviousOne, "records"), baseline: .rate(medianRawOne, "records"))
         report.add(
-            "… before issue 19: all \(cores) cores", project: .rate(medianPreviousAll, "records"),
+            "… previous client path: all \(cores) cores", project: .rate(medianPreviousAll, "records"),
             baseline: .rate(medianRawAll, "records"))
         report.add(
-            "… before issue 19: \(cores) cores ÷ 1 core", project: String(format: "%.2f×", medianPreviousAll / medianPreviousOne),
+            "… previous client path: \(cores) cores ÷ 1 core", project: String(format: "%.2f×", medianPreviousAll / medianPreviousOne),
             baseline: String(format: "%.2f× (raw EVP)", medianRawAll / medianRawOne))
         let perRecord = { (values: [Double]) in String(format: "%.2f", Statistics.median(values) / count) }
         let robust: [String] = [
@@ -151,7 +152,7 @@ enum CryptoBench {
             "\(perRecord(clientOne.map { Double($0.minorFaults) })) and \(perRecord(clientAll.map { Double($0.minorFaults) })) ",
             "minor faults per record. Equal CPU per record on 1 and \(cores) workers means the extra workers add no work ",
             "of their own; a wall-clock ratio below \(cores)× then comes from time not given to the process (other load). ",
-            "Before issue 19: \(perRecord(previousCountersOne.map { $0.cpuSeconds * 1e6 })) and ",
+            "Previous client path: \(perRecord(previousCountersOne.map { $0.cpuSeconds * 1e6 })) and ",
             "\(perRecord(previousCountersAll.map { $0.cpuSeconds * 1e6 })) µs, \(perRecord(previousCountersOne.map { Double($0.minorFaults) })) ",
             "and \(perRecord(previousCountersAll.map { Double($0.minorFaults) })) minor faults per record.",
         ]

@@ -2,7 +2,7 @@ import Foundation
 import RescindCrypto
 import RescindProtocol
 
-/// 6. Beyond one machine (issue 19, item 4): the fleet model (`FleetModel`) for each fleet
+/// 6. Beyond one machine: the fleet model (`FleetModel`) for each fleet
 /// size, with the message sizes measured by encoding real signed messages. Needs no stack.
 enum FleetBench {
     static func run(options: BenchOptions, report: BenchReport) throws -> (inputs: FleetInputs, results: [FleetResult]) {
@@ -13,7 +13,7 @@ enum FleetBench {
         where !options.fleetExplicit.contains(name) {
             inputs[keyPath: keyPath] = sizes[name]!
         }
-        report.begin("6. Beyond one machine: fleet model (issue 19, item 4)")
+        report.begin("6. Beyond one machine: fleet model")
         let peak = FleetModel.peakRevocationsPerSecond(inputs)
         report.note(
             "Inputs: \(Format.grouped(inputs.revocationsPerDay)) revocations/day, peak hour ×\(inputs.peakHourFactor) "

@@ -3,7 +3,7 @@ import RescindClient
 import RescindCrypto
 import RescindProtocol
 
-/// 2b. What verifying the owner-signed key history costs (issue 16, item 8): a key fetch with
+/// 2b. What verifying the owner-signed key history costs: a key fetch with
 /// and without verification, and the 500-record revocation with the verification's share, in
 /// the same run. Bounds: at most 1 ms per key fetch, at most 5% of the revocation.
 enum KeyHistoryBench {
@@ -30,7 +30,8 @@ enum KeyHistoryBench {
         }
 
         // A key fetch end to end: the same request (statements after the verified head), verified
-        // and only unwrapped (as clients did before issue 16). Network noise dominates the difference.
+        // and only unwrapped (as clients did before key histories were verified). Network noise
+        // dominates the difference.
         var raw: [Double] = [], verified: [Double] = []
         for _ in 0..<fetches {
             let known = owner.keyHistory.entry(seeded.familyMemberID)?.seq ?? 0

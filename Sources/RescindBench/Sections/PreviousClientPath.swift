@@ -2,8 +2,9 @@ import Foundation
 import RescindCrypto
 import RescindProtocol
 
-/// `RecordCipher.resealIntoBatches` as it was before issue 19 (item 1), kept in the bench so
-/// that every run measures the change against it on the same records and the same load: one
+/// `RecordCipher.resealIntoBatches` as it was before it ran one worker per core off the
+/// cooperative pool, kept in the bench so that every run measures the change against it on
+/// the same records and the same load: one
 /// Swift task per batch on the cooperative pool (at most `maximumWorkers` at once), a new
 /// resealer (two cipher contexts, a nonce buffer, a scratch) per batch, and each record
 /// copied into one `nonce ‖ ciphertext ‖ tag` buffer before it is opened. Same output format,

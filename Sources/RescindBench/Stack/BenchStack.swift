@@ -25,7 +25,7 @@ struct BenchStack: Sendable {
     /// The two services, their schemas, topic prefix, URLs and keys.
     let services: ServiceProcesses
     /// The benchmarks run the services on plain HTTP over loopback, as their baselines were
-    /// measured (BENCHMARKS.md); TLS is the tests' and the demo's default.
+    /// measured (docs/benchmarks.md); TLS is the tests' and the demo's default.
     static let clientTLS = ClientTLS(plainHTTP: .loopback)
     /// Connects to the grant service's schema (for seeding and checks).
     let database: PostgresConfiguration

@@ -11,8 +11,8 @@ struct BenchOptions: Sendable {
         /// Sections that start no services.
         var needsStack: Bool { self != .crypto && self != .fleet }
 
-        /// What a run without `--sections` measures: BENCHMARKS.md's figures. The load section
-        /// (RELIABILITY.md's) is asked for by name.
+        /// What a run without `--sections` measures: docs/benchmarks.md's figures. The load section
+        /// (docs/reliability.md's) is asked for by name.
         static let defaults = allCases.filter { $0 != .load }
     }
 

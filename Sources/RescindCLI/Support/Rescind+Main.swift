@@ -26,7 +26,7 @@ extension Rescind {
     static func presentable(_ error: any Error) -> any Error {
         // A service that cannot be reached: its own one-line message, without "(HTTP 0, unreachable)".
         if let error = error as? GrantServiceError, error.status == 0 { return CLIError(error.message) }
-        // A key history this client refused (issue 16): what, why, and that nothing was used.
+        // A key history this client refused as unverifiable: what, why, and that nothing was used.
         if let error = error as? KeyHistoryError { return CLIError(error.description) }
         // Foundation's URL errors (the demo's readiness probes): ArgumentParser's own (help, usage,
         // exit codes) pass through untouched.

@@ -84,7 +84,7 @@ struct DevicesCommand: AsyncParsableCommand {
             discussion: """
                 The device's next call is refused (401), it can obtain no new token, and it
                 can enrol no device. It keeps what it already held (cached records and, if its
-                keystore can be unlocked, your keys); README, "Security model", says what a
+                keystore can be unlocked, your keys); docs/security-model.md says what a
                 stolen device can still do and what to do next.
 
                 Example:

@@ -72,7 +72,7 @@ public final class KeyHistoryStore: @unchecked Sendable {
     /// rotation of a device agent updates the head, and a sync on the pool held one of its
     /// threads (as many as cores) and with it every other task of the process, each agent
     /// of a benchmark's fleet, while the disk flushed the other agents' rotations
-    /// (BENCHMARKS.md, issue 19 item 3).
+    /// (docs/benchmarks.md, commit → last ack).
     public func update(_ familyMemberID: UUID, _ entry: Entry) async throws {
         guard path != nil else { return try store(familyMemberID, entry) }
         try await BlockingWork.run { try self.store(familyMemberID, entry) }

@@ -52,7 +52,7 @@ public final class AESGCMResealer {
     ///
     /// For building an upload batch in one buffer that is reused batch after batch: then a
     /// record costs no allocation at all (the per-record result of the other overload is
-    /// what keeps that one below the raw OpenSSL limit, see BENCHMARKS.md).
+    /// what keeps that one below the raw OpenSSL limit, see docs/benchmarks.md).
     /// - Throws: `CryptoError.invalidInput` if `combined` is shorter than 28 bytes,
     ///   `CryptoError.authenticationFailed` if it does not open under the old key and
     ///   `oldAssociatedData`; `output` is unchanged then.

@@ -6,8 +6,9 @@ import RescindDevKit
 import Synchronization
 
 /// `rescind-dev chaos`: real faults under a stream of operations, and what survives them
-/// (issue 18). Everything runs on its own PostgreSQL cluster, broker, services and agents, so
-/// that a postmaster SIGKILL never reaches the shared stack.
+/// (every process killed at every step, and what was lost counted). Everything runs on its own
+/// PostgreSQL cluster, broker, services and agents, so that a postmaster SIGKILL never reaches
+/// the shared stack.
 struct ChaosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chaos",

@@ -39,7 +39,7 @@ struct HostileCommand: ForwardedCommand {
     static let executable = "rescind-hostile"
     static let configuration = CommandConfiguration(
         commandName: "hostile",
-        abstract: "Run the long hostile-input property (rescind-hostile, RELIABILITY.md).",
+        abstract: "Run the long hostile-input property (rescind-hostile, docs/reliability.md).",
         discussion: "Example:\n  rescind-dev hostile --per-topic 10000")
 
     @Argument(parsing: .captureForPassthrough, help: "rescind-hostile's arguments.")

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// JSON carries a 2 KiB record as ~2.8 KiB of base64 that both ends must encode, scan
 /// and decode; at 10,000 records that was most of a revocation's client and server CPU
-/// (BENCHMARKS.md). This form is the record bytes plus fixed-width framing, so both
+/// (docs/benchmarks.md). This form is the record bytes plus fixed-width framing, so both
 /// ends do little more than copy. JSON stays the default: a client opts in with
 /// `Content-Type` (upload) or `Accept` (change feed) set to `mediaType`.
 ///

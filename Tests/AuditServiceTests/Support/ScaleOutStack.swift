@@ -8,7 +8,7 @@ import Testing
 /// Two grant services and two audit services as their own processes (the dev kit's
 /// `ServiceProcesses`, the executables built next to the tests), each pair on one PostgreSQL
 /// schema, one signing key and one consumer group, all on one development cluster in this
-/// process: the scale-out the README promises, with processes a test can kill with SIGKILL.
+/// process: the scale-out docs/operations.md promises, with processes a test can kill with SIGKILL.
 enum ScaleOutStack {
     static let partitions: Int32 = 4
     static let clientTLS = ClientTLS(plainHTTP: .loopback)
