@@ -52,6 +52,12 @@ public final class GrantServiceClient: Sendable {
 
     // MARK: Transport
 
+    /// Requests of every client in this process that were shed (503 `overloaded`) and asked
+    /// again after `Retry-After` (the load bench reports them beside the refusals).
+    public static let retriesAfterShedding = Atomic<Int>(0)
+    /// The longest `Retry-After` a shed request waits for before it is asked again (seconds).
+    static let longestSheddingWait = 5
+
     enum Method: String { case get = "GET", post = "POST", put = "PUT", delete = "DELETE" }
 
     /// Sends a request and decodes the answer; non-2xx answers throw `GrantServiceError`.
@@ -87,6 +93,7 @@ public final class GrantServiceClient: Sendable {
         accept: String? = nil, authenticated: Bool
     ) async throws -> HTTPTransport.Response {
         var retriedAuthentication = false
+        var retriedShedding = false
         while true {
             var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
             if !query.isEmpty { components.queryItems = query }
@@ -98,6 +105,15 @@ public final class GrantServiceClient: Sendable {
                 method.rawValue, components.url!, headers: headers, body: body, contentType: contentType)
             let (data, status) = (response.body, response.status)
             if (200..<300).contains(status) { return response }
+            // Shed (503 `overloaded`): the service did nothing; asked again once after its Retry-After.
+            if status == 503, !retriedShedding, let wait = response.retryAfter,
+                (try? CanonicalJSON.decode(APIErrorBody.self, from: data))?.error.code == "overloaded"
+            {
+                retriedShedding = true
+                Self.retriesAfterShedding.add(1, ordering: .relaxed)
+                try await Task.sleep(for: .seconds(min(max(wait, 0), Self.longestSheddingWait)))
+                continue
+            }
             if status == 401, authenticated, !retriedAuthentication, credentials != nil {
                 token.withLock { $0 = nil }
                 retriedAuthentication = true

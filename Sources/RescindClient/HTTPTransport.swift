@@ -61,6 +61,8 @@ struct HTTPTransport: Sendable {
         let status: Int
         let body: Data
         let contentType: String?
+        /// `Retry-After` in seconds, when the answer had one.
+        var retryAfter: Int? = nil
     }
 
     /// Sends one request. A failure to reach the service or read its answer (a certificate the
@@ -92,7 +94,8 @@ struct HTTPTransport: Sendable {
             var buffer = try await response.body.collect(upTo: maximumResponseBytes)
             let data = buffer.readData(length: buffer.readableBytes) ?? Data()
             return Response(
-                status: Int(response.status.code), body: data, contentType: response.headers.first(name: "Content-Type"))
+                status: Int(response.status.code), body: data, contentType: response.headers.first(name: "Content-Type"),
+                retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) })
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -14,19 +14,24 @@ public struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware
     /// Paths never counted nor shed (liveness, readiness, metrics: an overloaded service must
     /// still say so to its orchestrator and its dashboards).
     public let exempt: Set<String>
+    /// Which requests this bound counts (the others pass uncounted): a second, smaller bound
+    /// on one kind of request (the grant service's anonymous ones) beside the bound on all.
+    private let counts: @Sendable (Request) -> Bool
     private let counter = Counter()
     private let changed: @Sendable (Int) -> Void
     private let shed: @Sendable () -> Void
 
     /// - Parameters:
+    ///   - counts: which requests this bound counts and sheds (default: all).
     ///   - changed: told the number in flight after every change (a gauge).
     ///   - shed: told every refusal (a counter).
     public init(
-        limit: Int, exempt: Set<String> = [], changed: @escaping @Sendable (Int) -> Void = { _ in },
-        shed: @escaping @Sendable () -> Void = {}
+        limit: Int, exempt: Set<String> = [], counts: @escaping @Sendable (Request) -> Bool = { _ in true },
+        changed: @escaping @Sendable (Int) -> Void = { _ in }, shed: @escaping @Sendable () -> Void = {}
     ) {
         self.limit = limit
         self.exempt = exempt
+        self.counts = counts
         self.changed = changed
         self.shed = shed
     }
@@ -36,7 +41,7 @@ public struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if exempt.contains(request.uri.path) { return try await next(request, context) }
+        if exempt.contains(request.uri.path) || !counts(request) { return try await next(request, context) }
         let admitted = counter.value.withLock { count -> Int? in
             guard count < limit else { return nil }
             count += 1

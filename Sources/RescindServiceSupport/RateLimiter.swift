@@ -22,6 +22,13 @@ public final class RateLimiter: Sendable {
 
         /// `n` a minute, `n` at once: the shape every `RESCIND_*_PER_MINUTE` variable sets.
         public static func perMinute(_ n: Int) -> Rate { Rate(burst: n, perMinute: Double(n)) }
+
+        /// `n` a minute, but at most `burstSeconds` seconds' worth at once (at least one when
+        /// `n` is not 0): a flood from one source meets the refusals within seconds instead of
+        /// being served a whole minute's budget first.
+        public static func perMinute(_ n: Int, burstSeconds: Int) -> Rate {
+            Rate(burst: n == 0 ? 0 : max(1, n * min(60, max(1, burstSeconds)) / 60), perMinute: Double(n))
+        }
     }
 
     public enum Decision: Sendable, Equatable {

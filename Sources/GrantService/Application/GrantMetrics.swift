@@ -26,7 +26,8 @@ final class GrantMetrics: Sendable {
     /// budget (`RateLimitedOperation.limitName`, and `registrations` for the budget of every address together).
     let rateLimited: [String: Counter]
     /// `rescind_requests_shed_total`: requests answered 503 `overloaded` at once because
-    /// `RESCIND_GRANT_MAX_IN_FLIGHT` were being handled.
+    /// `RESCIND_GRANT_MAX_IN_FLIGHT` were being handled, or, for a request without credentials,
+    /// `RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT` of those.
     let requestsShed: Counter
     /// `rescind_requests_in_flight`: requests being handled now (the load-shedding bound counts these).
     let requestsInFlight: Gauge

@@ -116,6 +116,12 @@ public enum GrantServiceApplication {
                     shed: { metrics.requestsShed.increment() })
             )
             .add(middleware: AddressRateLimitMiddleware(limits: limits))
+            .add(
+                middleware: InFlightLimitMiddleware(
+                    limit: configuration.limits.maxAnonymousInFlight,
+                    counts: { RateLimits.addressBudget(method: $0.method, path: $0.uri.path) != nil },
+                    shed: { metrics.requestsShed.increment() })
+            )
         let syncStates = DeviceSyncStore(pool: pool)
         let checkIns = DeviceCheckIns(store: syncStates, metrics: metrics)
         let identity = IdentityController(

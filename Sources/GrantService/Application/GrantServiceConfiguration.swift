@@ -129,6 +129,19 @@ public struct GrantServiceConfiguration: Sendable {
         public var openChallengesPerDevice = 16
         /// Requests handled at once; `RESCIND_GRANT_MAX_IN_FLIGHT`.
         public var maxInFlight = 512
+        /// Of those, requests without credentials (the ones with a per-address budget:
+        /// registration, challenge, token, enrolment, recovery order) handled at once; one more
+        /// is answered 503 `overloaded` with `Retry-After` before its body is read, so an
+        /// anonymous flood from however many addresses never holds more than this many places
+        /// (nor database connections) that authenticated devices need;
+        /// `RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT`.
+        public var maxAnonymousInFlight = 64
+        /// How many seconds of its rate a per-address budget grants at once (registrations,
+        /// challenges, tokens, enrolments per address): 60, a whole minute's budget at once;
+        /// 10, a sixth of it, the rest earned back over the minute. Applied to the
+        /// `…_PER_ADDRESS_PER_MINUTE` variables when they are read;
+        /// `RESCIND_GRANT_ADDRESS_BURST_SECONDS`.
+        public var addressBurstSeconds = 60
         /// Peers (reverse proxies, load balancers) whose `X-Forwarded-For` names the client: the
         /// last address in it is the source a limit counts. Any other peer is counted as itself,
         /// whatever it sends; `RESCIND_GRANT_TRUSTED_PROXIES` (comma-separated IP addresses).
@@ -209,13 +222,20 @@ public struct GrantServiceConfiguration: Sendable {
 extension GrantServiceConfiguration {
     fileprivate mutating func readLimits(_ reader: inout EnvironmentReader) throws {
         func rate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
-            .perMinute(try reader.int(name, default: current.burst, range: 0...10_000_000))
+            .perMinute(try reader.int(name, default: Int(current.perMinute), range: 0...10_000_000))
         }
-        limits.registrationsPerAddress = try rate("RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE", limits.registrationsPerAddress)
+        limits.addressBurstSeconds = try reader.int(
+            "RESCIND_GRANT_ADDRESS_BURST_SECONDS", default: limits.addressBurstSeconds, range: 1...60)
+        func addressRate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
+            let perMinute = try reader.int(name, default: Int(current.perMinute), range: 0...10_000_000)
+            return limits.addressBurstSeconds == 60 ? .perMinute(perMinute) : .perMinute(perMinute, burstSeconds: limits.addressBurstSeconds)
+        }
+        limits.registrationsPerAddress = try addressRate(
+            "RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE", limits.registrationsPerAddress)
         limits.registrations = try rate("RESCIND_GRANT_REGISTRATIONS_PER_MINUTE", limits.registrations)
-        limits.challengesPerAddress = try rate("RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE", limits.challengesPerAddress)
-        limits.tokensPerAddress = try rate("RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE", limits.tokensPerAddress)
-        limits.enrolmentsPerAddress = try rate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
+        limits.challengesPerAddress = try addressRate("RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE", limits.challengesPerAddress)
+        limits.tokensPerAddress = try addressRate("RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE", limits.tokensPerAddress)
+        limits.enrolmentsPerAddress = try addressRate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
         limits.identityOperationsPerDevice = try rate(
             "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE", limits.identityOperationsPerDevice)
         limits.identityOperationsPerUser = try rate(
@@ -224,6 +244,8 @@ extension GrantServiceConfiguration {
         limits.openChallengesPerDevice = try reader.int(
             "RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE", default: limits.openChallengesPerDevice, range: 1...1000)
         limits.maxInFlight = try reader.int("RESCIND_GRANT_MAX_IN_FLIGHT", default: limits.maxInFlight, range: 1...100_000)
+        limits.maxAnonymousInFlight = try reader.int(
+            "RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT", default: limits.maxAnonymousInFlight, range: 1...100_000)
         let proxies = reader.string("RESCIND_GRANT_TRUSTED_PROXIES", default: "")
         limits.trustedProxies = try Set(
             proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map {

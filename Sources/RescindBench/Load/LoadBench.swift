@@ -2,6 +2,7 @@ import Foundation
 import RescindClient
 import RescindCrypto
 import RescindProtocol
+import Synchronization
 
 /// 6. Load: simulated devices against the live grant service, alone and beside an abusive
 /// client ten times their request rate, from one source address and then from many.
@@ -49,6 +50,9 @@ enum LoadBench {
         var requests = 0
         var refused = 0
         var refusals: [String: Int] = [:]
+        /// Requests shed (503 `overloaded`) and served when the client asked again after
+        /// `Retry-After`: not refused, but their operation waited for it.
+        var retriedAfterShedding = 0
         var elapsed = 0.0
 
         var p50: Double { Statistics.percentile(latencies, 50) }
@@ -57,7 +61,7 @@ enum LoadBench {
 
         var summary: String {
             "p50 \(Format.duration(p50)), p99 \(Format.duration(p99)), \(String(format: "%.0f", rate)) requests/s, "
-                + "\(latencies.count) operations, \(refused) refused; sign-ins alone p50 \(Format.duration(Statistics.percentile(signIns, 50))), "
+                + "\(latencies.count) operations, \(refused) refused, \(retriedAfterShedding) requests shed and retried; sign-ins alone p50 \(Format.duration(Statistics.percentile(signIns, 50))), "
                 + "p99 \(Format.duration(Statistics.percentile(signIns, 99)))"
         }
     }
@@ -179,6 +183,7 @@ enum LoadBench {
     /// Every device runs its cycle for `seconds`. - Returns: their operations.
     static func honestPhase(_ devices: [Device], options: Options, seconds: Double) async throws -> Honest {
         let collected = Locked(Honest())
+        let retriedBefore = GrantServiceClient.retriesAfterShedding.load(ordering: .relaxed)
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int(seconds * 1000))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -189,6 +194,7 @@ enum LoadBench {
         }
         var honest = collected.current
         honest.elapsed = Timing.seconds(ContinuousClock.now - start)
+        honest.retriedAfterShedding = GrantServiceClient.retriesAfterShedding.load(ordering: .relaxed) - retriedBefore
         return honest
     }
 
