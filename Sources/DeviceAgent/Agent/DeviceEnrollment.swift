@@ -24,7 +24,7 @@ public enum DeviceEnrollment {
         let enrolled = try await KeystoreEnrollment.registerNewUser(
             displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, role: role, configuration: configuration)
         _ = try AgentStore(path: configuration.databasePath)
-        return enrolled
+        return (enrolled.userID, enrolled.deviceID)
     }
 
     /// Installs keys the caller already holds for a device already registered with the

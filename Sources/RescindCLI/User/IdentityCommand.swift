@@ -53,6 +53,10 @@ struct IdentityCommand: AsyncParsableCommand {
             print("user   \(enrolled.userID.uuidString.lowercased())")
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")
+            if let error = enrolled.keyBackupError {
+                // The identity and profile exist; only the escrow is missing, and the words below make it.
+                FileHandle.standardError.write(Data("rescind: your keys were not escrowed to the recovery key (\(error)); run rescind identity backup --recovery\n".utf8))
+            }
             print("")
             try Self.printOnce(recoveryKey)
         }

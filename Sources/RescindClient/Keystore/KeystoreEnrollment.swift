@@ -7,24 +7,36 @@ import RescindProtocol
 /// the call returns. What the `rescind` CLI's profile needs; the agent's `DeviceEnrollment`
 /// adds its record cache on top.
 public enum KeystoreEnrollment {
-    /// Registers a new user whose first device is this one.
+    /// Registers a new user whose first device is this one, writes the keystore, then escrows
+    /// the keys to `recoveryKey` (`KeyBackup`).
+    /// - Parameter recoveryKey: registered with the user (its public half); never stored here.
+    /// - Returns: with `keyBackupError` set when the identity and keystore were made but the backup
+    ///   was not stored (the words still stand for the user; `rescind identity backup` stores it).
     /// - Throws: `AgentError` `.alreadyEnrolled` when the directory holds a keystore or a cache.
     @discardableResult
-    /// - Parameter recoveryKey: registered with the user (its public half); never stored here.
     public static func registerNewUser(
         displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
         recoveryKey: RecoveryKey? = nil, configuration: AgentConfiguration
-    ) async throws -> (userID: UUID, deviceID: UUID) {
+    ) async throws -> (userID: UUID, deviceID: UUID, keyBackupError: String?) {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
         let deviceKey = Ed25519.PrivateKey()
         let session = try await GrantServiceCall.run {
             try await UserSession.register(
                 keys: keys, displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, deviceRole: role,
-                deviceKey: deviceKey, recoveryKey: recoveryKey, baseURL: configuration.grantServiceURL, tls: configuration.tls)
+                deviceKey: deviceKey, recoveryKey: recoveryKey, keyBackup: false, baseURL: configuration.grantServiceURL,
+                tls: configuration.tls)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
-        return (keys.userID, session.deviceID)
+        var keyBackupError: String?
+        if let recoveryKey {
+            do {
+                try await GrantServiceCall.run { try await session.storeKeyBackup(with: recoveryKey) }
+            } catch {
+                keyBackupError = "\(error)"
+            }
+        }
+        return (keys.userID, session.deviceID, keyBackupError)
     }
 
     /// Writes the keystore for keys the caller already holds, for a device already registered
