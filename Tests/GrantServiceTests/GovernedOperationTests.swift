@@ -120,13 +120,8 @@ import Testing
             // once), restore the iPad, retire the phone — which withdraws what it began.
             let recovery = try TestRecovery.key(for: owner.userID)
             let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
-            let laptopKey = Ed25519.PrivateKey(), laptopID = UUID()
-            try await recovery.order(
-                .enrol, for: owner.userID,
-                device: RegisterDeviceRequest(
-                    deviceID: laptopID, name: "Adult A's new laptop", kind: .laptop, role: .interactive,
-                    signingPublicKey: Data(laptopKey.publicKey.rawRepresentation)),
-                through: anonymous)
+            let (laptopID, laptopKey) = try await recovery.enrolNewDevice(
+                of: owner.userID, name: "Adult A's new laptop", kind: .laptop, through: anonymous)
             try await recovery.order(.restore, for: owner.userID, deviceID: owner.iPad.deviceID, through: anonymous)
             try await recovery.order(.retire, for: owner.userID, deviceID: thief.deviceID, through: anonymous)
             let laptop = UserSession(

@@ -34,13 +34,8 @@ import Testing
             // The owner, on a new laptop with the paper words only: enrol it, retire the phone,
             // and take the keys back from the backup that registration stored.
             let anonymous = GrantServiceClient(baseURL: service.baseURL, tls: service.clientTLS)
-            let laptopKey = Ed25519.PrivateKey(), laptopID = UUID()
-            try await recovery.order(
-                .enrol, for: owner.userID,
-                device: RegisterDeviceRequest(
-                    deviceID: laptopID, name: "Adult A's new laptop", kind: .laptop, role: .interactive,
-                    signingPublicKey: Data(laptopKey.publicKey.rawRepresentation)),
-                through: anonymous)
+            let (laptopID, laptopKey) = try await recovery.enrolNewDevice(
+                of: owner.userID, name: "Adult A's new laptop", kind: .laptop, through: anonymous)
             try await recovery.order(.retire, for: owner.userID, deviceID: thief.deviceID, through: anonymous)
             let laptop = try await UserSession.recovering(
                 userID: owner.userID, deviceID: laptopID, deviceKey: laptopKey, recoveryKey: recovery,
@@ -56,13 +51,8 @@ import Testing
             try await current.storeKeyBackup(with: recovery)
 
             // A second new device gets the new keys from the words, and reads everything.
-            let tabletKey = Ed25519.PrivateKey(), tabletID = UUID()
-            try await recovery.order(
-                .enrol, for: owner.userID,
-                device: RegisterDeviceRequest(
-                    deviceID: tabletID, name: "Adult A's new tablet", kind: .tablet, role: .interactive,
-                    signingPublicKey: Data(tabletKey.publicKey.rawRepresentation)),
-                through: anonymous)
+            let (tabletID, tabletKey) = try await recovery.enrolNewDevice(
+                of: owner.userID, name: "Adult A's new tablet", kind: .tablet, through: anonymous)
             let tablet = try await UserSession.recovering(
                 userID: owner.userID, deviceID: tabletID, deviceKey: tabletKey, recoveryKey: recovery,
                 baseURL: service.baseURL, tls: service.clientTLS)

@@ -65,3 +65,19 @@ extension GrantServiceHarness {
         }
     }
 }
+
+extension RecoveryKey {
+    /// Enrols a new device of `userID` with this recovery key alone, as an owner with no device
+    /// left does (it governs at once). - Returns: its id and key.
+    public func enrolNewDevice(
+        of userID: UUID, name: String, kind: DeviceKind, through client: GrantServiceClient
+    ) async throws -> (deviceID: UUID, deviceKey: Ed25519.PrivateKey) {
+        let deviceKey = Ed25519.PrivateKey(), deviceID = UUID()
+        try await order(
+            .enrol, for: userID,
+            device: RegisterDeviceRequest(
+                deviceID: deviceID, name: name, kind: kind, role: .interactive, signingPublicKey: Data(deviceKey.publicKey.rawRepresentation)),
+            through: client)
+        return (deviceID, deviceKey)
+    }
+}
