@@ -151,8 +151,12 @@ import Testing
 
     /// Types `token` into the sign-in form and submits it.
     static func signIn(_ browser: HeadlessChromium, with token: String) async throws {
-        _ = try await browser.evaluate(
-            "document.getElementById('token').value = \(literal(token)); document.getElementById('signin').requestSubmit(); true")
+        do {
+            _ = try await browser.evaluate(
+                "document.getElementById('token').value = \(literal(token)); document.getElementById('signin').requestSubmit(); true")
+        } catch HeadlessChromium.Failure.protocolError(let message) where HeadlessChromium.isNavigation(message) {
+            // The submission replaced the page before the answer came back: it was made.
+        }
     }
 
     /// `text` as a JavaScript string literal.

@@ -113,7 +113,7 @@ final class HeadlessChromium: Sendable {
             // throw (no body yet, an element not drawn yet): that is "not yet", not a failure.
             do {
                 last = try await evaluate(expression)
-            } catch Failure.protocolError(let message) where message.hasPrefix("page threw") {
+            } catch Failure.protocolError(let message) where message.hasPrefix("page threw") || Self.isNavigation(message) {
                 last = message
                 try await Task.sleep(for: .milliseconds(100))
                 continue
@@ -122,6 +122,13 @@ final class HeadlessChromium: Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure.protocolError("timed out waiting on \(expression); last value: \(String(describing: last))")
+    }
+
+    /// Whether a protocol error only says the page was being replaced (a form submitted, a
+    /// navigation under way) while an expression was evaluated: for a poll, "not yet".
+    static func isNavigation(_ message: String) -> Bool {
+        message.contains("Inspected target navigated or closed") || message.contains("Cannot find context with specified id")
+            || message.contains("Execution context was destroyed")
     }
 
     /// Kills the browser and removes its profile.
