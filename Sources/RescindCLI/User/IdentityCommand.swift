@@ -123,18 +123,21 @@ struct IdentityCommand: AsyncParsableCommand {
 
     struct Recover: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "With your recovery words, at once: retire, restore, clear or vouch for a device; approve or cancel a pending operation.",
+            abstract: "With your recovery words, at once: enrol, retire, restore, clear or vouch for a device; approve or cancel a pending operation.",
             discussion: """
                 Needs no device of yours and no profile: the recovery key, kept on paper, stands for
                 you. The words are read from --words-file, else asked for on the terminal; nothing
                 keeps them. Restore the devices a thief retired first, then retire the thief's
                 (which also withdraws every operation it began); cancel what the thief began, or
-                approve your own rotation so it takes effect now.
+                approve your own rotation so it takes effect now. With no device of yours left,
+                --enrol NAME makes this (blank) profile a new device holding your keys from your
+                key backup.
 
                 Examples:
                   rescind identity recover --user 6f1c… --restore 8a2b…
                   rescind identity recover --user 6f1c… --retire 0d4e… --words-file /media/usb/recovery.txt
                   rescind identity recover --user 6f1c… --cancel 3c9d…
+                  rescind identity recover --user 6f1c… --enrol "new laptop" --words-file /media/usb/recovery.txt
                 """)
 
         @OptionGroup var profile: ProfileOptions
