@@ -99,6 +99,42 @@ struct KeystoreRotationTests {
         }
     }
 
+    /// A compromised (or failing) grant service refuses the key backup after a rotation the words
+    /// approved. The rotation is finished all the same — new keys in use, every copy moved — and
+    /// the outcome says the backup still holds the previous keys, which `storeKeyBackup` renews.
+    @Test("a key backup the service refuses after a rotation leaves the rotation finished and says so")
+    func aRefusedBackupDoesNotUndoTheRotation() async throws {
+        try await GrantServiceHarness.with { service in
+            let (b, member, device) = try await Self.grantee(on: service)
+            defer { device.directory.remove() }
+            let proxy = try await ForwardingProxy.start(forwardingTo: service.baseURL) { exchange in
+                guard exchange.method == "PUT", exchange.path == "/v1/key-backup" else { return try await exchange.forward() }
+                return TestHTTP.Answer(
+                    status: 503, body: Data(#"{"error":{"code":"database_unavailable","message":"refused by the test"}}"#.utf8),
+                    headers: [("Content-Type", "application/json")])
+            }
+            defer { Task { await proxy.stop() } }
+            var throughProxy = device.configuration
+            throughProxy.grantServiceURL = proxy.baseURL
+            throughProxy.tls = ClientTLS(plainHTTP: .loopback)
+
+            let recovery = try TestRecovery.key(for: b.keys.userID)
+            let outcome = try await KeystoreRotation.rotateIdentity(configuration: throughProxy, recoveryKey: recovery)
+            #expect(outcome.generation == 2 && outcome.rewrapped == 1 && outcome.pending == nil)
+            #expect(!outcome.backedUp)
+            #expect(!FileManager.default.fileExists(atPath: KeystoreRotation.pendingPath(device.configuration)))
+            let rotated = try await DeviceIdentity.session(configuration: device.configuration)
+            #expect(rotated.keys.identityKey.publicKey != b.keys.identityKey.publicKey)
+            #expect(try await rotated.readRecords(member.id).count == 1)
+            // The stored backup is still of the previous keys; with the words it is renewed.
+            #expect(try await rotated.client.keyBackup().identityPublicKey == Data(b.keys.identityKey.publicKey.rawRepresentation))
+            try await rotated.storeKeyBackup(with: recovery)
+            #expect(try recovery.open(try await rotated.client.keyBackup(), userID: b.keys.userID).identityKey.publicKey
+                == rotated.keys.identityKey.publicKey)
+            await proxy.stop()
+        }
+    }
+
     @Test("killed after the new keys were written but before the service heard of them: the new keys are discarded")
     func crashBeforeRegistration() async throws {
         try await GrantServiceHarness.with { service in

@@ -47,7 +47,7 @@ public enum KeystoreRotation {
     /// - Throws: `AgentError` (`.serviceRefused` when the service refused the statement —
     ///   nothing changed then; `.unavailable` when it could not be reached — run it again).
     public static func rotateIdentity(configuration: AgentConfiguration, recoveryKey: RecoveryKey? = nil) async throws -> Outcome {
-        if let outcome = try await finishPendingRotation(configuration: configuration) {
+        if let outcome = try await finishPendingRotation(configuration: configuration, recoveryKey: recoveryKey) {
             guard let pending = outcome.pending else { return outcome }
             guard let recoveryKey else { return outcome }
             return try await approve(pending, with: recoveryKey, configuration: configuration)
@@ -129,13 +129,16 @@ public enum KeystoreRotation {
     ) async throws -> Outcome {
         let session = try session(next, configuration)
         let moved = try await GrantServiceCall.run { try await session.rewrapHeldKeys(from: old.userKeys) }
-        if let recoveryKey { try await GrantServiceCall.run { try await session.storeKeyBackup(with: recoveryKey) } }
         let generation = try await GrantServiceCall.run { try await session.client.me() }.user.identityGeneration
         guard rename(pendingPath(configuration), configuration.keystorePath) == 0 else {
             throw AgentError(.storage, "cannot replace \(configuration.keystorePath) (errno \(errno)); run it again to finish")
         }
         var outcome = Outcome(generation: generation, rewrapped: moved.rewrapped, alreadyCurrent: moved.current)
-        outcome.backedUp = recoveryKey != nil
+        // After the swap, so that a backup the service refuses (or a crash) never leaves the
+        // rotation unfinished: the outcome says the backup still holds the previous keys.
+        if let recoveryKey {
+            outcome.backedUp = (try? await GrantServiceCall.run { try await session.storeKeyBackup(with: recoveryKey) }) != nil
+        }
         return outcome
     }
 
