@@ -367,7 +367,7 @@ let package = Package(
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
-        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol"]),
+        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto"]),
         // The client library alone: QR codes, invitations' encoding and checks (no server).
         .testTarget(name: "RescindClientTests", dependencies: ["RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit"]),
         // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.

@@ -64,10 +64,15 @@ extension UserSession {
             agreementPublicKey: Data(newKeys.agreementKey.publicKey.rawRepresentation),
             issuedAt: Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
         let input = try statement.signingInput()
+        // The new identity key vouches for the recovery key the current one vouched for, so that
+        // my clients keep naming it after the rotation; an unbound one stays unbound.
+        let binding = try await verifiedRecoveryPublicKey().map {
+            try RecoveryKeyBinding.sign(userID: keys.userID, identityKey: newKeys.identityKey, recoveryPublicKey: $0)
+        }
         return try await client.rotateIdentity(
             IdentityRotation(
                 statement: statement, previousKeySignature: Data(keys.identityKey.signature(for: input)),
-                newKeySignature: Data(newKeys.identityKey.signature(for: input))))
+                newKeySignature: Data(newKeys.identityKey.signature(for: input)), recoveryBinding: binding))
     }
 
     /// Begins setting `newKey` as my user's recovery key (in place of the current one, if any):
@@ -80,7 +85,25 @@ extension UserSession {
         return try await client.setRecoveryKey(
             RecoveryKeyChange(
                 userID: keys.userID, recoveryPublicKey: newKey.publicKey, previousRecoveryPublicKey: current,
-                signature: Data(newKey.signingKey.signature(for: input))))
+                signature: Data(newKey.signingKey.signature(for: input)),
+                recoveryBinding: try RecoveryKeyBinding.sign(userID: keys.userID, identityKey: keys.identityKey, recoveryPublicKey: newKey.publicKey)))
+    }
+
+    /// My user's recovery public key, if the service shows my identity key's binding of it
+    /// (`RecoveryKeyBinding`); nil when it shows none, or one my key did not make. Only this key
+    /// goes into a statement I sign: a key the service swapped in is never named.
+    public func verifiedRecoveryPublicKey() async throws -> Data? {
+        Self.verifiedRecoveryPublicKey(of: try await client.me().user, keys: keys)
+    }
+
+    /// `user`'s recovery public key if `keys`' identity key bound it to `user`.
+    public static func verifiedRecoveryPublicKey(of user: UserResponse, keys: UserKeys) -> Data? {
+        guard user.userID == keys.userID, let recoveryKey = user.recoveryPublicKey, let binding = user.recoveryBinding,
+              RecoveryKeyBinding.isValid(
+                binding, userID: keys.userID, identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+                recoveryPublicKey: recoveryKey)
+        else { return nil }
+        return recoveryKey
     }
 
     /// Re-wraps every FMK copy I hold that does not open with my keys (this session's, the new

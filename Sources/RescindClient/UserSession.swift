@@ -84,8 +84,9 @@ public struct UserSession: Sendable {
     // MARK: Keys
 
     /// Creates a family member with a fresh FMK v1 (owner copy wrapped under the master key).
-    /// The create statement names my recovery public key, if I registered one: with it, the owner
-    /// hands the family member over at once; without it, only after the security delay.
+    /// The create statement names my recovery public key, if I registered one and the service shows
+    /// my identity key's binding of it: with it, the owner hands the family member over at once;
+    /// without it, only after the security delay.
     public func createFamilyMember(id: UUID = UUID(), fmk: SecretKey = SecretKey()) async throws -> (familyMemberID: UUID, fmk: SecretKey) {
         let wrapped = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: id, version: 1, masterKey: keys.masterKey))
         let statement = try signStatement(
@@ -93,7 +94,7 @@ public struct UserSession: Sendable {
                 familyMemberID: id, seq: 1, kind: .create, fmkVersion: 1, previousHash: nil, ownerUserID: keys.userID,
                 signerIdentityKey: Data(keys.identityKey.publicKey.rawRepresentation),
                 holders: [ownHolder(wrapped)], fmkCommitment: Data(FMKCommitment.commit(fmk, familyMemberID: id, version: 1)),
-                issuedAt: Date(), recoveryPublicKey: try await client.me().user.recoveryPublicKey))
+                issuedAt: Date(), recoveryPublicKey: try await verifiedRecoveryPublicKey()))
         _ = try await client.createFamilyMember(
             CreateFamilyMemberRequest(familyMemberID: id, wrappedFMK: wrapped, statement: statement))
         return (id, fmk)
@@ -193,7 +194,7 @@ public struct UserSession: Sendable {
         let statement = try nextStatement(
             after: verified.entry, kind: .adopt,
             holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(wrapped)],
-            recoveryPublicKey: try await client.me().user.recoveryPublicKey)
+            recoveryPublicKey: try await verifiedRecoveryPublicKey())
         _ = try await client.replaceKey(
             familyMemberID,
             ReplaceKeyRequest(fmkVersion: version, wrapping: .self, wrappedFMK: wrapped, granterAgreementPublicKey: nil, statement: statement))
@@ -260,7 +261,10 @@ extension RegisterUserRequest {
             userID: keys.userID, displayName: displayName,
             agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation),
             identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation), device: device,
-            recoveryPublicKey: recoveryKey?.publicKey, signature: Data())
+            recoveryPublicKey: recoveryKey?.publicKey, signature: Data(),
+            recoveryBinding: try recoveryKey.map {
+                try RecoveryKeyBinding.sign(userID: keys.userID, identityKey: keys.identityKey, recoveryPublicKey: $0.publicKey)
+            })
         let input = try request.signingInput()
         request.signature = Data(keys.identityKey.signature(for: input))
         request.recoverySignature = recoveryKey.map { Data($0.signingKey.signature(for: input)) }

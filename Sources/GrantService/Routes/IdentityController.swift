@@ -47,8 +47,12 @@ struct IdentityController {
             guard recoveryPublicKey != body.identityPublicKey, recoveryPublicKey != body.device.signingPublicKey else {
                 throw APIError.unprocessable("invalid_field", "recovery_public_key must be a key of its own")
             }
-        } else if body.recoverySignature != nil {
-            throw APIError.unprocessable("invalid_field", "recovery_signature without recovery_public_key")
+            if let binding = body.recoveryBinding, !RecoveryKeyBinding.isValid(
+                binding, userID: body.userID, identityPublicKey: body.identityPublicKey, recoveryPublicKey: recoveryPublicKey) {
+                throw APIError.unprocessable("bad_signature", "recovery_binding must be the identity key's binding of the recovery key")
+            }
+        } else if body.recoverySignature != nil || body.recoveryBinding != nil {
+            throw APIError.unprocessable("invalid_field", "recovery_signature or recovery_binding without recovery_public_key")
         }
         return EditedResponse(status: .created, response: try await identities.registerUser(body))
     }

@@ -31,6 +31,15 @@ struct GovernanceStore: Sendable {
         try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             try await IdentityRotationStore.check(rotation.statement, on: connection)
+            if rotation.recoveryBinding != nil {
+                let recoveryKey = try await connection.query(
+                    "SELECT recovery_public_key FROM users WHERE user_id = \(caller.userID)"
+                ).first!.decode(Data?.self, column: 0)
+                guard IdentityRotationStore.binding(rotation, recoveryKey: recoveryKey) != nil else {
+                    throw APIError.unprocessable(
+                        "bad_signature", "recovery_binding must be the new identity key's binding of the user's current recovery key")
+                }
+            }
             return try await insert(.rotateIdentity, subject: nil, body: try CanonicalJSON.encode(rotation), by: caller, on: connection)
         }
     }
@@ -80,6 +89,17 @@ struct GovernanceStore: Sendable {
         try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             try await Self.checkRecoveryKeyChange(change, on: connection)
+            if let binding = change.recoveryBinding {
+                let identityKey = try await connection.query(
+                    "SELECT identity_public_key FROM users WHERE user_id = \(change.userID)"
+                ).first!.decode(Data.self, column: 0)
+                guard RecoveryKeyBinding.isValid(
+                    binding, userID: change.userID, identityPublicKey: identityKey, recoveryPublicKey: change.recoveryPublicKey)
+                else {
+                    throw APIError.unprocessable(
+                        "bad_signature", "recovery_binding must be the current identity key's binding of the new recovery key")
+                }
+            }
             return try await insert(.setRecovery, subject: nil, body: try CanonicalJSON.encode(change), by: caller, on: connection)
         }
     }
@@ -408,8 +428,20 @@ struct GovernanceStore: Sendable {
             case .setRecovery:
                 let change = operation.recoveryKeyChange!
                 try await Self.checkRecoveryKeyChange(change, on: connection)
+                // The binding was made by the identity key of the change's start: kept only if it
+                // verifies under the user's current one (a rotation meanwhile leaves the key unbound).
+                let identityKey = try await connection.query(
+                    "SELECT identity_public_key FROM users WHERE user_id = \(change.userID)"
+                ).first!.decode(Data.self, column: 0)
+                let binding = change.recoveryBinding.flatMap {
+                    RecoveryKeyBinding.isValid(
+                        $0, userID: change.userID, identityPublicKey: identityKey, recoveryPublicKey: change.recoveryPublicKey) ? $0 : nil
+                }
                 try await connection.execute(
-                    "UPDATE users SET recovery_public_key = \(change.recoveryPublicKey) WHERE user_id = \(change.userID)")
+                    """
+                    UPDATE users SET recovery_public_key = \(change.recoveryPublicKey), recovery_binding = \(binding)
+                    WHERE user_id = \(change.userID)
+                    """)
             }
         } catch let refusal where refusal is APIError || refusal is RuleViolation {
             try await connection.execute("ROLLBACK TO SAVEPOINT governed_operation")

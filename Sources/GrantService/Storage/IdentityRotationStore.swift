@@ -51,15 +51,31 @@ struct IdentityRotationStore: Sendable {
                     \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
                     \(rotation.previousKeySignature), \(rotation.newKeySignature))
             """)
+        let recoveryKey = try await connection.query(
+            "SELECT recovery_public_key FROM users WHERE user_id = \(statement.userID)"
+        ).first!.decode(Data?.self, column: 0)
         return try await connection.query(
             """
             UPDATE users SET identity_public_key = \(statement.identityPublicKey),
                              agreement_public_key = \(statement.agreementPublicKey),
-                             identity_generation = \(statement.generation)
+                             identity_generation = \(statement.generation),
+                             recovery_binding = \(Self.binding(rotation, recoveryKey: recoveryKey))
             WHERE user_id = \(statement.userID)
-            RETURNING user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
+            RETURNING \(unescaped: IdentityStore.userColumns)
             """
         ).map(IdentityStore.decodeUser).first!
+    }
+
+    /// The rotation's binding of `recoveryKey` by the new identity key, if it is one; otherwise
+    /// none (the recovery key changed since it was made, or the rotation carried none): the user's
+    /// clients then name no recovery key until one is bound again.
+    static func binding(_ rotation: IdentityRotation, recoveryKey: Data?) -> Data? {
+        guard let recoveryKey, let binding = rotation.recoveryBinding,
+              RecoveryKeyBinding.isValid(
+                binding, userID: rotation.statement.userID, identityPublicKey: rotation.statement.identityPublicKey,
+                recoveryPublicKey: recoveryKey)
+        else { return nil }
+        return binding
     }
 
     /// Every rotation of a user, oldest first (empty for a user who never rotated).

@@ -16,9 +16,10 @@ struct IdentityStore: Sendable {
             do {
                 try await connection.execute(
                     """
-                    INSERT INTO users (user_id, display_name, agreement_public_key, identity_public_key, recovery_public_key)
+                    INSERT INTO users (user_id, display_name, agreement_public_key, identity_public_key, recovery_public_key,
+                                       recovery_binding)
                     VALUES (\(request.userID), \(request.displayName), \(request.agreementPublicKey), \(request.identityPublicKey),
-                            \(request.recoveryPublicKey))
+                            \(request.recoveryPublicKey), \(request.recoveryBinding))
                     """)
                 try await Self.insertDevice(request.device, userID: request.userID, on: connection)
             } catch let error as PostgresError where error.isUniqueViolation {
@@ -28,7 +29,7 @@ struct IdentityStore: Sendable {
         return UserResponse(
             userID: request.userID, displayName: request.displayName,
             agreementPublicKey: request.agreementPublicKey, identityPublicKey: request.identityPublicKey,
-            recoveryPublicKey: request.recoveryPublicKey)
+            recoveryPublicKey: request.recoveryPublicKey, recoveryBinding: request.recoveryBinding)
     }
 
     /// Enrols a device for `userID` (the caller has verified the identity key's signature)
@@ -132,20 +133,22 @@ struct IdentityStore: Sendable {
     func user(_ userID: UUID, on connection: PostgresConnection) async throws -> UserResponse? {
         try await connection.query(
             """
-            SELECT user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key
-            FROM users WHERE user_id = \(userID)
+            SELECT \(unescaped: Self.userColumns) FROM users WHERE user_id = \(userID)
             """
         ).first.map(Self.decodeUser)
     }
 
-    /// A user row as `user_id, display_name, agreement_public_key, identity_public_key,
-    /// identity_generation, recovery_public_key`.
+    /// The columns `decodeUser` reads, in its order.
+    static let userColumns =
+        "user_id, display_name, agreement_public_key, identity_public_key, identity_generation, recovery_public_key, recovery_binding"
+
+    /// A user row as `userColumns`.
     static func decodeUser(_ row: PostgresRow) throws -> UserResponse {
-        let (id, name, agreement, identity, generation, recovery) = try row.decode(
-            UUID.self, String.self, Data.self, Data.self, Int.self, Data?.self)
+        let (id, name, agreement, identity, generation, recovery, binding) = try row.decode(
+            UUID.self, String.self, Data.self, Data.self, Int.self, Data?.self, Data?.self)
         return UserResponse(
             userID: id, displayName: name, agreementPublicKey: agreement, identityPublicKey: identity,
-            identityGeneration: generation, recoveryPublicKey: recovery)
+            identityGeneration: generation, recoveryPublicKey: recovery, recoveryBinding: binding)
     }
 
     func device(_ deviceID: UUID) async throws -> DeviceResponse? {

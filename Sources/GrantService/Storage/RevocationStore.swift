@@ -96,7 +96,7 @@ struct RevocationStore: Sendable {
         let remaining = try await connection.query(
             """
             SELECT u.user_id, u.display_name, u.agreement_public_key, u.identity_public_key, u.identity_generation,
-                   u.recovery_public_key
+                   u.recovery_public_key, u.recovery_binding
             FROM access_grants g JOIN users u ON u.user_id = g.grantee_user_id
             WHERE g.family_member_id = \(access.familyMemberID) AND g.revoked_at IS NULL
               AND g.grantee_user_id IS DISTINCT FROM \(revokedUserID)::uuid

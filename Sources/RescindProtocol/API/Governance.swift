@@ -116,12 +116,16 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     public var previousRecoveryPublicKey: Data?
     /// The new key's Ed25519 signature over `signingInput()`.
     public var signature: Data
+    /// The user's identity key's `RecoveryKeyBinding` of the new key, kept when the change takes
+    /// effect under the same identity key (a rotation meanwhile leaves the new key unbound).
+    public var recoveryBinding: Data?
 
-    public init(userID: UUID, recoveryPublicKey: Data, previousRecoveryPublicKey: Data?, signature: Data) {
+    public init(userID: UUID, recoveryPublicKey: Data, previousRecoveryPublicKey: Data?, signature: Data, recoveryBinding: Data? = nil) {
         self.userID = userID
         self.recoveryPublicKey = recoveryPublicKey
         self.previousRecoveryPublicKey = previousRecoveryPublicKey
         self.signature = signature
+        self.recoveryBinding = recoveryBinding
     }
 
     struct Signed: Encodable {
@@ -149,6 +153,7 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case userID = "user_id", recoveryPublicKey = "recovery_public_key"
         case previousRecoveryPublicKey = "previous_recovery_public_key", signature
+        case recoveryBinding = "recovery_binding"
     }
 }
 

@@ -52,17 +52,23 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
     public var previousKeySignature: Data
     /// By the new identity key.
     public var newKeySignature: Data
+    /// The new identity key's `RecoveryKeyBinding` of the user's recovery key, which the rotating
+    /// device verified under the previous identity key (or holds as words): kept when the rotation
+    /// takes effect with that recovery key still the user's. Not part of the kept history.
+    public var recoveryBinding: Data?
 
-    public init(statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data) {
+    public init(statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data, recoveryBinding: Data? = nil) {
         self.statement = statement
         self.previousKeySignature = previousKeySignature
         self.newKeySignature = newKeySignature
+        self.recoveryBinding = recoveryBinding
     }
 
     enum CodingKeys: String, CodingKey {
         case statement
         case previousKeySignature = "previous_key_signature"
         case newKeySignature = "new_key_signature"
+        case recoveryBinding = "recovery_binding"
     }
 }
 

@@ -43,10 +43,12 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
     public var signature: Data
     /// By the recovery key over the same signing input: proof that whoever registers it holds it.
     public var recoverySignature: Data?
+    /// The identity key's `RecoveryKeyBinding` of `recoveryPublicKey` (covered by `signature`).
+    public var recoveryBinding: Data?
 
     public init(
         userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, device: RegisterDeviceRequest,
-        recoveryPublicKey: Data? = nil, signature: Data, recoverySignature: Data? = nil
+        recoveryPublicKey: Data? = nil, signature: Data, recoverySignature: Data? = nil, recoveryBinding: Data? = nil
     ) {
         self.userID = userID
         self.displayName = displayName
@@ -56,6 +58,7 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
         self.recoveryPublicKey = recoveryPublicKey
         self.signature = signature
         self.recoverySignature = recoverySignature
+        self.recoveryBinding = recoveryBinding
     }
 
     enum CodingKeys: String, CodingKey {
@@ -67,6 +70,7 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
         case recoveryPublicKey = "recovery_public_key"
         case signature
         case recoverySignature = "recovery_signature"
+        case recoveryBinding = "recovery_binding"
     }
 }
 
@@ -80,10 +84,13 @@ public struct UserResponse: Codable, Sendable, Equatable {
     public var identityGeneration: Int
     /// The public half of the user's recovery key, when they registered one.
     public var recoveryPublicKey: Data?
+    /// The current identity key's `RecoveryKeyBinding` of `recoveryPublicKey`, when one was made
+    /// for this pair of keys: what a client checks before naming the recovery key anywhere.
+    public var recoveryBinding: Data?
 
     public init(
         userID: UUID, displayName: String, agreementPublicKey: Data, identityPublicKey: Data, identityGeneration: Int = 1,
-        recoveryPublicKey: Data? = nil
+        recoveryPublicKey: Data? = nil, recoveryBinding: Data? = nil
     ) {
         self.userID = userID
         self.displayName = displayName
@@ -91,6 +98,7 @@ public struct UserResponse: Codable, Sendable, Equatable {
         self.identityPublicKey = identityPublicKey
         self.identityGeneration = identityGeneration
         self.recoveryPublicKey = recoveryPublicKey
+        self.recoveryBinding = recoveryBinding
     }
 
     enum CodingKeys: String, CodingKey {
@@ -100,6 +108,7 @@ public struct UserResponse: Codable, Sendable, Equatable {
         case identityPublicKey = "identity_public_key"
         case identityGeneration = "identity_generation"
         case recoveryPublicKey = "recovery_public_key"
+        case recoveryBinding = "recovery_binding"
     }
 }
 
