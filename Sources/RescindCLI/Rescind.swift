@@ -19,6 +19,8 @@ struct Rescind: AsyncParsableCommand {
               RESCIND_PASSPHRASE=… rescind identity create --name "Adult A"
               rescind revoke 6f1c… --user 93ab… --reason "custody change"
               rescind access-log 6f1c… --verify
+
+            \(ExitStatus.helpText)
             """,
         version: RescindVersion.current,
         subcommands: [

@@ -19,7 +19,10 @@ extension Rescind {
                 try command.run()
             }
         } catch {
-            exit(withError: presentable(error))
+            let shown = presentable(error)
+            guard let status = ExitStatus(of: error) ?? ExitStatus(of: shown) else { exit(withError: shown) }
+            FileHandle.standardError.write(Data((fullMessage(for: shown) + "\n").utf8))
+            Foundation.exit(status.rawValue)
         }
     }
 

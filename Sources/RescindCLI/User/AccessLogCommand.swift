@@ -18,14 +18,54 @@ struct AccessLogCommand: AsyncParsableCommand {
             ends before it, or holds another entry at its seq, is refused even when every
             signature is valid (an older signed head restored, a log cut back and written again).
 
-            Example:
+            With --json: {family_member_id, entries: [{seq, occurred_at, event_type,
+            actor_user_id, target_user_id, details}], verification} — details as opened here
+            (absent when sealed to another key), verification only with --verify.
+
+            Examples:
               rescind access-log 6f1c… --verify
+              rescind access-log 6f1c… --verify --json
             """)
     @OptionGroup var profile: ProfileOptions
     @Argument(help: "Family member id.") var familyMember: UUID
     @Flag(help: "Also verify the tamper-evident chain here, with the audit service's pinned key.") var verify = false
     @Flag(help: "Pin the key the audit service serves now in place of the pinned one (after comparing its fingerprint).")
     var acceptNewAuditKey = false
+    @OptionGroup var output: JSONOption
+
+    /// The log as `--json` prints it.
+    struct Document: Encodable {
+        struct Entry: Encodable {
+            let seq: Int64
+            let occurredAt: Date
+            let eventType: String
+            let actorUserID: UUID
+            let targetUserID: UUID?
+            let details: AuditDetails?
+
+            enum CodingKeys: String, CodingKey {
+                case seq, occurredAt = "occurred_at", eventType = "event_type", actorUserID = "actor_user_id"
+                case targetUserID = "target_user_id", details
+            }
+        }
+
+        struct Verification: Encodable {
+            let report: ChainVerificationReport
+            let auditKeyFingerprint: String
+
+            enum CodingKeys: String, CodingKey {
+                case report, auditKeyFingerprint = "audit_key_fingerprint"
+            }
+        }
+
+        let familyMemberID: UUID
+        let entries: [Entry]
+        let verification: Verification?
+
+        enum CodingKeys: String, CodingKey {
+            case familyMemberID = "family_member_id", entries, verification
+        }
+    }
 
     func run() async throws {
         let session = try await profile.session()
@@ -52,6 +92,19 @@ struct AccessLogCommand: AsyncParsableCommand {
         // topics, and revocation and access events share no order across topics.
         let entries = try await audit.fullAccessLog(familyMember).sorted {
             ($0.occurredAt, $0.seq) > ($1.occurredAt, $1.seq)
+        }
+        if output.json {
+            try output.print(
+                Document(
+                    familyMemberID: familyMember,
+                    entries: entries.map {
+                        Document.Entry(
+                            seq: $0.seq, occurredAt: $0.occurredAt, eventType: $0.eventType, actorUserID: $0.actorUserID,
+                            targetUserID: $0.targetUserID, details: try? AuditServiceClient.details(of: $0, keys: session.keys))
+                    },
+                    verification: outcome.map { Document.Verification(report: $0.report, auditKeyFingerprint: $0.fingerprint) }))
+            if outcome?.report.valid == false { throw ExitCode(ExitStatus.verificationFailed.rawValue) }
+            return
         }
         for entry in entries {
             let details = try? AuditServiceClient.details(of: entry, keys: session.keys)
@@ -83,7 +136,7 @@ struct AccessLogCommand: AsyncParsableCommand {
             } else {
                 print("CHAIN BROKEN (checked on this machine with \(signer)): "
                     + report.problems.map { "#\($0.seq) \($0.code): \($0.message)" }.joined(separator: "; "))
-                throw ExitCode(2)
+                throw ExitCode(ExitStatus.verificationFailed.rawValue)
             }
         }
     }
@@ -106,6 +159,7 @@ struct RevocationStatusCommand: AsyncParsableCommand {
             Examples:
               rescind revocation 0c8e…
               rescind revocation 0c8e… --exposure
+              rescind revocation 0c8e… --json
               rescind revocation 0c8e… --operator-token-file .stack/demo/keys/audit-operator.token
             """)
     @OptionGroup var profile: ProfileOptions
@@ -114,7 +168,7 @@ struct RevocationStatusCommand: AsyncParsableCommand {
     var operatorTokenFile: String?
     @Flag(help: "The owner's exposure report: what each device of the revoked user had fetched, and whether it erased.")
     var exposure = false
-    @Flag(help: "With --exposure: print the opened report document (schemas/rescind.revocation_exposure.v1) as JSON.")
+    @Flag(help: "Print the state as the audit service's JSON; with --exposure, the opened report document (schemas/rescind.revocation_exposure.v1).")
     var json = false
 
     func run() async throws {
@@ -129,6 +183,7 @@ struct RevocationStatusCommand: AsyncParsableCommand {
             audit = AuditServiceClient(baseURL: try profile.auditServiceURL, grantService: session.client, tls: try profile.tls)
         }
         let status = try await audit.revocation(eventID)
+        if json { return print(String(decoding: try CanonicalJSON.encode(status), as: UTF8.self)) }
         print("family member \(status.familyMemberID.uuidString.lowercased()) → FMK v\(status.newFMKVersion), \(status.recordsReencrypted) records")
         print("committed \(Timestamp.format(status.committedAt)); "
             + (status.completedAt.map { "complete \(Timestamp.format($0)) (commit → last ack \(status.commitToLastAckMs ?? 0) ms)" }

@@ -33,14 +33,17 @@ struct DevicesCommand: AsyncParsableCommand {
                 refused fetch (after a revocation) changes nothing.
                   family member 3f2a0c1e-… v2 at seq 120, 2026-11-25 03:20Z
 
-                Example:
+                Examples:
                   rescind device list
+                  rescind device list --json
                 """)
         @OptionGroup var profile: ProfileOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             let session = try await profile.session()
             let devices = try await session.client.devices()
+            if output.json { return try output.print(DeviceList(devices: devices)) }
             let rows = devices.map { device in
                 [
                     device.deviceID.uuidString.lowercased(), device.name, device.kind?.rawValue ?? "-", device.role.rawValue,

@@ -30,12 +30,15 @@ struct FamilyMemberCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the family members you can read, with owner and FMK version.",
-            discussion: "Example:\n  rescind family-member list")
+            discussion: "Examples:\n  rescind family-member list\n  rescind family-member list --json | jq -r '.[].family_member_id'")
         @OptionGroup var profile: ProfileOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             let session = try await profile.session()
-            for member in try await session.client.familyMembers() {
+            let members = try await session.client.familyMembers()
+            if output.json { return try output.print(members) }
+            for member in members {
                 let role = member.ownerUserID == session.keys.userID ? "owner" : "shared with you"
                 print("\(member.familyMemberID.uuidString.lowercased())  FMK v\(member.currentFMKVersion)  \(role)")
             }

@@ -20,10 +20,12 @@ extension IdentityCommand {
 
         @OptionGroup var profile: ProfileOptions
         @Flag(help: "Also list operations already decided.") var all = false
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             let session = try await profile.session()
             let operations = try await session.client.governedOperations().filter { all || $0.state == .pending }
+            if output.json { return try output.print(GovernedOperationList(operations: operations)) }
             guard !operations.isEmpty else {
                 print(all ? "no governed operations" : "nothing pending")
                 return

@@ -228,34 +228,88 @@ struct IdentityCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print your user id, device id and public keys.",
-            discussion: "Example:\n  rescind identity show")
+            discussion: """
+                With --json: user_id, device_id, agreement_public_key, identity_public_key
+                (base64), identity_generation, recovery_public_key (only one your identity key
+                bound), key_backup (current, of_previous_keys, of_another_recovery_key, none,
+                no_recovery_key).
+
+                Examples:
+                  rescind identity show
+                  rescind identity show --json
+                """)
 
         @OptionGroup var profile: ProfileOptions
+        @OptionGroup var output: JSONOption
+
+        /// The identity as `--json` prints it.
+        struct Document: Encodable {
+            let userID: UUID
+            let deviceID: UUID
+            let agreementPublicKey: Data
+            let identityPublicKey: Data
+            let identityGeneration: Int
+            let recoveryPublicKey: Data?
+            let keyBackup: BackupState
+
+            enum CodingKeys: String, CodingKey {
+                case userID = "user_id", deviceID = "device_id", agreementPublicKey = "agreement_public_key"
+                case identityPublicKey = "identity_public_key", identityGeneration = "identity_generation"
+                case recoveryPublicKey = "recovery_public_key", keyBackup = "key_backup"
+            }
+        }
 
         func run() async throws {
             let session = try await profile.session()
-            print("user              \(session.keys.userID.uuidString.lowercased())")
-            print("device            \(session.deviceID.uuidString.lowercased())")
-            print("agreement key     \(Data(session.keys.agreementKey.publicKey.rawRepresentation).base64EncodedString())")
-            print("identity key      \(Data(session.keys.identityKey.publicKey.rawRepresentation).base64EncodedString())")
             let me = try await session.client.me()
-            print("generation        \(me.user.identityGeneration)")
-            print("key backup        \(try await Self.backupState(session, me.user))")
+            let document = Document(
+                userID: session.keys.userID, deviceID: session.deviceID,
+                agreementPublicKey: Data(session.keys.agreementKey.publicKey.rawRepresentation),
+                identityPublicKey: Data(session.keys.identityKey.publicKey.rawRepresentation),
+                identityGeneration: me.user.identityGeneration,
+                recoveryPublicKey: UserSession.verifiedRecoveryPublicKey(of: me.user, keys: session.keys),
+                keyBackup: try await Self.backupState(session, me.user))
+            if output.json { return try output.print(document) }
+            print("user              \(document.userID.uuidString.lowercased())")
+            print("device            \(document.deviceID.uuidString.lowercased())")
+            print("agreement key     \(document.agreementPublicKey.base64EncodedString())")
+            print("identity key      \(document.identityPublicKey.base64EncodedString())")
+            print("generation        \(document.identityGeneration)")
+            print("key backup        \(document.keyBackup.text)")
         }
 
-        /// Whether the recovery words give back this identity's keys (`KeyBackup`), as the
-        /// service reports it: what to do when they do not.
-        static func backupState(_ session: UserSession, _ user: UserResponse) async throws -> String {
-            guard user.recoveryPublicKey != nil else { return "none (no recovery key: rescind identity recovery-key)" }
+        /// Whether the recovery words give back this identity's keys (`KeyBackup`).
+        enum BackupState: String, Encodable {
+            case current
+            case ofPreviousKeys = "of_previous_keys"
+            case ofAnotherRecoveryKey = "of_another_recovery_key"
+            case none
+            case noRecoveryKey = "no_recovery_key"
+
+            /// The state, and what to do when the words do not give back these keys.
+            var text: String {
+                switch self {
+                case .current: "current (your recovery words give back these keys)"
+                case .ofPreviousKeys: "of previous keys: rescind identity backup --recovery"
+                case .ofAnotherRecoveryKey: "of another recovery key: rescind identity backup --recovery"
+                case .none: "none: rescind identity backup --recovery"
+                case .noRecoveryKey: "none (no recovery key: rescind identity recovery-key)"
+                }
+            }
+        }
+
+        /// The key backup's state, as the service reports it.
+        static func backupState(_ session: UserSession, _ user: UserResponse) async throws -> BackupState {
+            guard user.recoveryPublicKey != nil else { return .noRecoveryKey }
             let backup: KeyBackup
             do {
                 backup = try await session.client.keyBackup()
             } catch let error as GrantServiceError where error.status == 404 {
-                return "none: rescind identity backup --recovery"
+                return .none
             }
-            guard backup.recoveryPublicKey == user.recoveryPublicKey else { return "of another recovery key: rescind identity backup --recovery" }
-            guard backup.identityPublicKey == user.identityPublicKey else { return "of previous keys: rescind identity backup --recovery" }
-            return "current (your recovery words give back these keys)"
+            guard backup.recoveryPublicKey == user.recoveryPublicKey else { return .ofAnotherRecoveryKey }
+            guard backup.identityPublicKey == user.identityPublicKey else { return .ofPreviousKeys }
+            return .current
         }
     }
 
@@ -267,18 +321,36 @@ struct IdentityCommand: AsyncParsableCommand {
                 (in person, by phone): the same code means each of you holds the other's real current
                 key. After a stolen device, the owner re-grants you only once the codes match.
 
-                Example:
+                Examples:
                   rescind identity code --with 93ab…
+                  rescind identity code --with 93ab… --json
                 """)
 
         @OptionGroup var profile: ProfileOptions
         @Option(help: "The other user's id.") var with: UUID
+        @OptionGroup var output: JSONOption
+
+        /// The code as `--json` prints it, with the keys it was made from.
+        struct Document: Encodable {
+            let code: String
+            let userID: UUID
+            let displayName: String
+            let identityGeneration: Int
+
+            enum CodingKeys: String, CodingKey {
+                case code, userID = "user_id", displayName = "display_name", identityGeneration = "identity_generation"
+            }
+        }
 
         func run() async throws {
             let session = try await profile.session()
             let other = try await session.client.user(with)
             let code = try session.keys.agreementKey.verificationCode(
                 with: try X25519.PublicKey(rawRepresentation: [UInt8](other.agreementPublicKey)))
+            if output.json {
+                return try output.print(
+                    Document(code: "\(code)", userID: other.userID, displayName: other.displayName, identityGeneration: other.identityGeneration))
+            }
             print("verification code \(code) (your keys with \(other.displayName)'s, generation \(other.identityGeneration))")
         }
     }

@@ -52,12 +52,28 @@ struct RecordCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List records (id, FMK version, size); nothing is decrypted.",
-            discussion: "Example:\n  rescind record list 6f1c…")
+            discussion: "Examples:\n  rescind record list 6f1c…\n  rescind record list 6f1c… --json")
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "Family member id.") var familyMember: UUID
+        @OptionGroup var output: JSONOption
+
+        /// A record as `--json` lists it: no ciphertext.
+        struct Summary: Encodable {
+            let recordID: UUID
+            let fmkVersion: Int
+            let bytes: Int
+
+            enum CodingKeys: String, CodingKey {
+                case recordID = "record_id", fmkVersion = "fmk_version", bytes
+            }
+        }
 
         func run() async throws {
-            for record in try await profile.session().allRecords(familyMember) {
+            let records = try await profile.session().allRecords(familyMember)
+            if output.json {
+                return try output.print(records.map { Summary(recordID: $0.recordID, fmkVersion: $0.fmkVersion, bytes: $0.ciphertext.count) })
+            }
+            for record in records {
                 print("\(record.recordID.uuidString.lowercased())  v\(record.fmkVersion)  \(record.ciphertext.count) bytes")
             }
         }
@@ -66,11 +82,30 @@ struct RecordCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Decrypt one record (or all with --all) and print it.",
-            discussion: "Examples:\n  rescind record show 6f1c… 2b9e…\n  rescind record show 6f1c… --all")
+            discussion: """
+                With --json, an array of {record_id, fmk_version, text} (the plaintext as UTF-8,
+                invalid bytes replaced).
+
+                Examples:
+                  rescind record show 6f1c… 2b9e…
+                  rescind record show 6f1c… --all --json
+                """)
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "Family member id.") var familyMember: UUID
         @Argument(help: "Record id.") var record: UUID?
         @Flag(help: "Every record.") var all = false
+        @OptionGroup var output: JSONOption
+
+        /// A record as `--json` shows it, decrypted.
+        struct Opened: Encodable {
+            let recordID: UUID
+            let fmkVersion: Int
+            let text: String
+
+            enum CodingKeys: String, CodingKey {
+                case recordID = "record_id", fmkVersion = "fmk_version", text
+            }
+        }
 
         func validate() throws {
             guard all == (record == nil) else { throw ValidationError("give a record id, or --all (not both)") }
@@ -83,9 +118,12 @@ struct RecordCommand: AsyncParsableCommand {
             guard !records.isEmpty else {
                 throw CLIError(record.map { "no record \($0.uuidString.lowercased()) in this family member" } ?? "no records")
             }
-            for record in records {
-                let text = String(decoding: try RecordCipher.open(record, fmk: fmk), as: UTF8.self)
-                print(all ? "\(record.recordID.uuidString.lowercased())  \(text)" : text)
+            let opened = try records.map {
+                Opened(recordID: $0.recordID, fmkVersion: $0.fmkVersion, text: String(decoding: try RecordCipher.open($0, fmk: fmk), as: UTF8.self))
+            }
+            if output.json { return try output.print(opened) }
+            for record in opened {
+                print(all ? "\(record.recordID.uuidString.lowercased())  \(record.text)" : record.text)
             }
         }
     }
@@ -100,14 +138,17 @@ struct RecordCommand: AsyncParsableCommand {
                 restore it for the retention period the grant service keeps versions (30 days by
                 default). Kept versions are re-encrypted at every revocation and rotation.
 
-                Example:
+                Examples:
                   rescind record trash 6f1c…
+                  rescind record trash 6f1c… --json
                 """)
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "Family member id.") var familyMember: UUID
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             let list = try await profile.session().trash(familyMember)
+            if output.json { return try output.print(list) }
             guard !list.versions.isEmpty else {
                 print("nothing deleted or overwritten in the last \(list.retentionDays) days")
                 return
