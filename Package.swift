@@ -298,7 +298,7 @@ let package = Package(
             name: "RescindDev",
             dependencies: [
                 "RescindDevKit", "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka",
-                "RescindPostgres", "RescindProtocol", "RescindTLS",
+                "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -306,7 +306,7 @@ let package = Package(
         .executableTarget(
             name: "RescindDevBroker",
             dependencies: [
-                "RescindDevKit", "RescindKafka",
+                "RescindDevKit", "RescindKafka", "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -315,8 +315,8 @@ let package = Package(
         .executableTarget(
             name: "RescindBench",
             dependencies: [
-                "RescindDevKit", "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres",
-                "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
+                "RescindDevKit", "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindObservability",
+                "RescindPostgres", "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -326,13 +326,14 @@ let package = Package(
             name: "RescindHostile",
             dependencies: [
                 "AuditService", "DeviceAgent", "RescindClient", "RescindDevKit", "RescindTestSupport", "RescindCrypto",
-                "RescindKafka", "RescindPostgres", "RescindProtocol", .product(name: "Logging", package: "swift-log"),
+                "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // libFuzzer targets for the binary record bodies and the signed envelope (docs/reliability.md):
         // scripts/fuzz.sh builds it with -sanitize=fuzzer in .build-fuzz; a normal build replays inputs.
-        .executableTarget(name: "RescindFuzz", dependencies: ["RescindProtocol"]),
+        .executableTarget(name: "RescindFuzz", dependencies: ["RescindObservability", "RescindProtocol"]),
 
         // MARK: Tests
 

@@ -28,10 +28,7 @@ if arguments.first == "help" || arguments.contains("--help") || arguments.contai
     exit(0)
 }
 // As every Rescind executable: the version alone, on standard output.
-if arguments == ["--version"] {
-    print(RescindVersion.current)
-    exit(0)
-}
+RescindVersion.answerIfAsked(arguments)
 let command: any ParsableCommand
 do {
     command = try RescindAgent.parseAsRoot(arguments)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindObservability
 
 /// `rescind-bench`: runs every benchmark of docs/benchmarks.md on this machine and prints, for
 /// each figure, Rescind's number, the baseline measured in the same run and their ratio.
@@ -7,6 +8,7 @@ import Logging
 @main
 struct RescindBenchCommand {
     static func main() async {
+        RescindVersion.answerIfAsked()
         do {
             let options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
             LoggingSystem.bootstrap { label in

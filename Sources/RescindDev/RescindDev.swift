@@ -1,4 +1,5 @@
 import ArgumentParser
+import RescindObservability
 
 /// `rescind-dev`: the dev kit's commands, never part of the product. The demo plays the
 /// guide's story on local servers; `stack` drives scripts/stack.sh; `bench`, `hostile` and
@@ -16,6 +17,7 @@ struct RescindDev: AsyncParsableCommand {
               rescind-dev demo --down
               rescind-dev chaos --seed 7 --duration 300
             """,
+        version: RescindVersion.current,
         subcommands: [
             DemoCommand.self,
             StackCommand.self,

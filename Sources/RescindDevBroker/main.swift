@@ -2,10 +2,12 @@ import Foundation
 import Logging
 import RescindDevKit
 import RescindKafka
+import RescindObservability
 
 // rescind-devbroker: librdkafka's mock Kafka cluster as a process, for the local dev
 // stack and end-to-end tests. DEVELOPMENT ONLY — see RescindDevKit's DevelopmentCluster.
 
+RescindVersion.answerIfAsked()
 LoggingSystem.bootstrap(StreamLogHandler.standardError)
 let logger = Logger(label: "rescind.devbroker")
 

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 
 #if FUZZING
 /// libFuzzer's entry point; the target is chosen by `RESCIND_FUZZ_TARGET` (scripts/fuzz.sh).
@@ -38,6 +39,7 @@ public func rescindFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMut
 @main
 struct FuzzReplay {
     static func main() throws {
+        RescindVersion.answerIfAsked()
         let arguments = CommandLine.arguments.dropFirst()
         guard let name = arguments.first, let target = FuzzTarget(rawValue: name), arguments.count > 1 else {
             print("usage: rescind-fuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) <file or directory>…")

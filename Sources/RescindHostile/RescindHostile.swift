@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RescindCrypto
 import RescindKafka
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindTestSupport
@@ -18,6 +19,7 @@ struct RescindHostileCommand {
     static let usage = "usage: rescind-hostile [--per-topic N] [--round N] [--seed N] [--max-string-bytes N] [--only audit|agent]"
 
     static func main() async {
+        RescindVersion.answerIfAsked()
         var perTopic = 10_000, round = 1_000, seed: UInt64 = 0x13_5EED, maxString = 900_000
         var only: String?
         var arguments = CommandLine.arguments.dropFirst()

@@ -16,10 +16,7 @@ public enum ServiceProcess {
     /// `RescindVersion.current` and exits 0 without reading any configuration, as every Rescind
     /// executable does (the others through ArgumentParser).
     public static func run(_ program: String, _ body: () async throws -> Void) async {
-        if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
-            print(RescindVersion.current)
-            exit(0)
-        }
+        RescindVersion.answerIfAsked()
         MemoryAllocator.configureService(
             environment: ProcessInfo.processInfo.environment, processors: ProcessInfo.processInfo.activeProcessorCount)
         do {

@@ -3,10 +3,14 @@ import RescindObservability
 import Testing
 
 extension CLITests {
-    /// Every executable an image runs answers `--version` with `RescindVersion.current` alone,
-    /// reading no configuration (the environment is empty): what an operator asks a container.
+    /// Every executable answers `--version` with `RescindVersion.current` alone, reading no
+    /// configuration (the environment is empty): what an operator asks a container, and what a
+    /// bug report quotes from the dev kit.
     @Suite("--version on every executable") struct Version {
-        @Test(.timeLimit(.minutes(1)), arguments: ["rescind-grant-service", "rescind-audit-service", "rescind-agent", "rescind", "rescind-admin"])
+        @Test(.timeLimit(.minutes(1)), arguments: [
+            "rescind-grant-service", "rescind-audit-service", "rescind-agent", "rescind", "rescind-admin",
+            "rescind-dev", "rescind-devbroker", "rescind-bench", "rescind-hostile", "rescind-fuzz",
+        ])
         func printsTheVersionAlone(executable: String) async throws {
             try #require(RescindProcess.isBuilt)
             let url = RescindProcess.binary.deletingLastPathComponent().appendingPathComponent(executable)
