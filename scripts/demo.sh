@@ -18,10 +18,14 @@ if [ "${1:-}" = "--down" ]; then
     exit 0
 fi
 
+# One line per phase, with the seconds since the command started.
+say() { printf '[demo %4ss] %s\n' "$SECONDS" "$*"; }
+say "packages and servers: Debian packages, PostgreSQL, the development Kafka broker (scripts/stack.sh up)"
 scripts/stack.sh up
 # shellcheck disable=SC1091
 source .stack/env
-echo "[demo] building (the first build takes a few minutes)"
+say "building (the first build takes about ten minutes on two cores)"
 swift build
 bin=$(swift build --show-bin-path)
+say "built; playing the story"
 exec "$bin/rescind-dev" demo --root "$ROOT" "$@"

@@ -31,7 +31,7 @@ PG_BIN=${RESCIND_PG_BIN:-/usr/lib/postgresql/15/bin}
 APT_PACKAGES=(pkg-config libsodium-dev libssl-dev librdkafka-dev libpq-dev libsqlite3-dev postgresql postgresql-client chromium openssl zbar-tools)
 TLS_DIR=$STACK_DIR/tls
 
-say() { printf '[stack] %s\n' "$*" >&2; }
+say() { printf '[stack %4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
 
 # --- installation -----------------------------------------------------------
