@@ -1,8 +1,8 @@
 import Foundation
 import RescindProtocol
 
-/// A key history this client refused: the key was not used, what was held is kept, and the
-/// refusal was reported (`KeyChainViolationReporting`).
+/// A key history this client refused: the key was not used and what was held is kept. The
+/// refusal is reported (`KeyChainViolationReporting`), which says so itself when it cannot be.
 public struct KeyHistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: KeyChainViolation.Code
     public var familyMemberID: UUID
@@ -20,6 +20,6 @@ public struct KeyHistoryError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String {
         let what = code == .unverifiedRecipientKey ? "refused a recipient key for" : "refused the key history of"
         return "\(what) family member \(familyMemberID.uuidString.lowercased()) (\(code.rawValue)): \(detail). "
-            + "Nothing was changed and it was reported; the grant service may be compromised."
+            + "Nothing was used or changed; the grant service may be compromised."
     }
 }
