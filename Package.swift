@@ -291,7 +291,8 @@ let package = Package(
             dependencies: [
                 "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/DevKit/RescindDevKit"
         ),
         // `rescind-dev demo | stack`: the end-to-end demo on local servers, the local stack.
         .executableTarget(
@@ -301,14 +302,16 @@ let package = Package(
                 "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/DevKit/RescindDev"
         ),
         .executableTarget(
             name: "RescindDevBroker",
             dependencies: [
                 "RescindDevKit", "RescindKafka", "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/DevKit/RescindDevBroker"
         ),
 
         // Measures every hot path against this machine's own limit (docs/benchmarks.md); a command, not a test.
@@ -317,7 +320,8 @@ let package = Package(
             dependencies: [
                 "RescindDevKit", "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindObservability",
                 "RescindPostgres", "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/DevKit/RescindBench"
         ),
 
         // The long run of the hostile-input property (docs/reliability.md): generated hostile envelopes
@@ -328,12 +332,13 @@ let package = Package(
                 "AuditService", "DeviceAgent", "RescindClient", "RescindDevKit", "RescindTestSupport", "RescindCrypto",
                 "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/DevKit/RescindHostile"
         ),
 
         // libFuzzer targets for the binary record bodies and the signed envelope (docs/reliability.md):
         // scripts/fuzz.sh builds it with -sanitize=fuzzer in .build-fuzz; a normal build replays inputs.
-        .executableTarget(name: "RescindFuzz", dependencies: ["RescindObservability", "RescindProtocol"]),
+        .executableTarget(name: "RescindFuzz", dependencies: ["RescindObservability", "RescindProtocol"], path: "Sources/DevKit/RescindFuzz"),
 
         // MARK: Tests
 

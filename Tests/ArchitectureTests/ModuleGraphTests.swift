@@ -92,7 +92,7 @@ import Testing
 
     /// The dev kit: development cluster, launcher, test databases, fault plans, and the
     /// executables built on it. `RescindTestSupport` is the tests' kit (it may use the dev kit).
-    static let devKit: Set<String> = ["RescindDevKit", "RescindDev", "RescindDevBroker", "RescindBench", "RescindHostile"]
+    static let devKit: Set<String> = ["RescindDevKit", "RescindDev", "RescindDevBroker", "RescindBench", "RescindHostile", "RescindFuzz"]
     static let testKit: Set<String> = ["RescindTestSupport"]
 
     /// The user's `rescind` links the client side only: no agent, no database or Kafka driver,
@@ -148,10 +148,22 @@ import Testing
         }
     }
 
+    /// The dev kit's targets live apart from the product's, under `Sources/DevKit/`.
+    @Test func theDevKitLivesInItsOwnFolder() throws {
+        let targets = try Self.describe()
+        #expect(targets.keys.contains("RescindFuzz"), "graph not read")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Sources/DevKit").path)
+        #expect(Set(folders) == Self.devKit, "\(folders.sorted())")
+        let top = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Sources").path)
+        #expect(Set(top).isDisjoint(with: Self.devKit), "dev-kit targets among the product's: \(top.sorted())")
+    }
+
     /// One child-process launcher: only the dev kit's `ChildProcess` starts processes (and this
-    /// suite, which has no Rescind dependency, for `swift package dump-package`).
+    /// suite, which has no Rescind dependency, for `swift package dump-package`), whichever call
+    /// starts them: Foundation's `Process`, `posix_spawn`, `fork` or an `exec`.
     @Test func onlyTheDevKitsLauncherStartsProcesses() throws {
-        let allowed = ["Sources/RescindDevKit/Process/ChildProcess.swift", "Tests/ArchitectureTests/ModuleGraphTests.swift"]
+        let allowed = ["Sources/DevKit/RescindDevKit/Process/ChildProcess.swift", "Tests/ArchitectureTests/ModuleGraphTests.swift"]
+        let starts = try Regex(#"Process\(\)|posix_spawnp?\(|\bv?fork\(\)|\bexec[lv]p?e?\("#)
         var starters: [String] = []
         var read = 0
         for folder in ["Sources", "Tests"] {
@@ -161,7 +173,12 @@ import Testing
                 let relative = String(file.path.dropFirst(Self.root.path.count + 1))
                 read += 1
                 guard !allowed.contains(relative) else { continue }
-                if try String(contentsOf: file, encoding: .utf8).contains("Process()") { starters.append(relative) }
+                // Code only: comments may name the calls, and a test may be called `fork()`.
+                let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter {
+                    let line = $0.trimmingCharacters(in: .whitespaces)
+                    return !line.hasPrefix("//") && !line.contains("func fork(")
+                }
+                if code.contains(where: { $0.contains(starts) }) { starters.append(relative) }
             }
         }
         #expect(read > 300, "only \(read) source files read")

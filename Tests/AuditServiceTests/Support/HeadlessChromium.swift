@@ -1,4 +1,5 @@
 import Foundation
+import RescindDevKit
 import RescindTestSupport
 import Synchronization
 
@@ -19,7 +20,7 @@ final class HeadlessChromium: Sendable {
         var description: String {
             switch self {
             case .notInstalled: "chromium is not installed (apt-get install -y chromium)"
-            case .spawnFailed(let code): "could not start chromium (posix_spawn \(code))"
+            case .spawnFailed(let code): "could not open the DevTools pipe (errno \(code))"
             case .protocolError(let message): "DevTools protocol: \(message)"
             case .closed: "chromium closed the DevTools pipe"
             }
@@ -54,38 +55,22 @@ final class HeadlessChromium: Sendable {
         profile = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-chromium-\(UUID().uuidString)")
         var toBrowser: [Int32] = [0, 0], fromBrowser: [Int32] = [0, 0]
         guard pipe(&toBrowser) == 0, pipe(&fromBrowser) == 0 else { throw Failure.spawnFailed(errno) }
-        // The child gets its ends as fds 3 and 4; park them high first so dup2 never
-        // targets its own source (which would keep close-on-exec).
-        let childRead = fcntl(toBrowser[0], F_DUPFD_CLOEXEC, 100), childWrite = fcntl(fromBrowser[1], F_DUPFD_CLOEXEC, 100)
-        close(toBrowser[0])
-        close(fromBrowser[1])
-        _ = fcntl(toBrowser[1], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fromBrowser[0], F_SETFD, FD_CLOEXEC)
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, childRead, 3)
-        posix_spawn_file_actions_adddup2(&actions, childWrite, 4)
-        let devNull = open("/dev/null", O_WRONLY)
-        posix_spawn_file_actions_adddup2(&actions, devNull, 1)
-        posix_spawn_file_actions_adddup2(&actions, devNull, 2)
+        // Close-on-exec everywhere: no other child started meanwhile inherits an end of them.
+        for end in toBrowser + fromBrowser { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let arguments = [
-            executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
         ] + pin + [url.absoluteString]
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        close(childRead)
-        close(childWrite)
-        close(devNull)
-        guard spawned == 0 else {
-            close(toBrowser[1])
-            close(fromBrowser[0])
-            throw Failure.spawnFailed(spawned)
+        // The browser reads commands on its fd 3 and writes answers on its fd 4.
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(executable, arguments: arguments, descriptors: [3: toBrowser[0], 4: fromBrowser[1]])
+        } catch {
+            [toBrowser[0], toBrowser[1], fromBrowser[0], fromBrowser[1]].forEach { close($0) }
+            throw error
         }
+        close(toBrowser[0])
+        close(fromBrowser[1])
         self.pid = pid
         self.commands = toBrowser[1]
         startReading(fromBrowser[0])

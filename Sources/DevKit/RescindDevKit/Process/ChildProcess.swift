@@ -360,3 +360,37 @@ private final class SpawnJob: @unchecked Sendable {
         done.signal()
     }
 }
+
+extension ChildProcess {
+    /// Starts `executable` with descriptors of this process as the child's own (`descriptors`:
+    /// child descriptor → this process's), which Foundation's `Process` cannot pass beyond 0–2:
+    /// Chromium's DevTools pipe is read on 3 and written on 4. Standard output and error go to
+    /// /dev/null unless `descriptors` names them. The caller owns the child: it signals and
+    /// reaps `pid` (`waitpid`) itself.
+    /// - Throws: `LaunchError` when `posix_spawn` fails.
+    public static func spawn(_ executable: String, arguments: [String], descriptors: [Int32: Int32]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // Parked high first, so that a dup2 never targets its own source (which would keep
+        // close-on-exec on it).
+        let parked = descriptors.mapValues { fcntl($0, F_DUPFD_CLOEXEC, 100) }
+        defer { parked.values.forEach { close($0) } }
+        let devNull = open("/dev/null", O_WRONLY)
+        defer { close(devNull) }
+        for target in [Int32(1), 2] where parked[target] == nil {
+            posix_spawn_file_actions_adddup2(&actions, devNull, target)
+        }
+        for (target, source) in parked {
+            posix_spawn_file_actions_adddup2(&actions, source, target)
+        }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw LaunchError(description: "could not start \(executable) (posix_spawn \(spawned))")
+        }
+        return pid
+    }
+}
