@@ -18,11 +18,11 @@ let package = Package(
     name: "Rescind",
     platforms: [.macOS(.v14)],
     products: [
-        .library(name: "RescindCrypto", targets: ["RescindCrypto"]),
-        .library(name: "RescindKafka", targets: ["RescindKafka"]),
-        .library(name: "RescindPostgres", targets: ["RescindPostgres"]),
-        .library(name: "RescindProtocol", targets: ["RescindProtocol"]),
+        // For outside clients: the client library and the protocol and crypto types its API
+        // shows. The drivers, the services and the dev kit are this package's own.
         .library(name: "RescindClient", targets: ["RescindClient"]),
+        .library(name: "RescindProtocol", targets: ["RescindProtocol"]),
+        .library(name: "RescindCrypto", targets: ["RescindCrypto"]),
         // The product.
         .executable(name: "rescind-grant-service", targets: ["GrantServiceMain"]),
         .executable(name: "rescind-audit-service", targets: ["AuditServiceMain"]),
@@ -30,7 +30,6 @@ let package = Package(
         .executable(name: "rescind", targets: ["RescindCLI"]),
         .executable(name: "rescind-admin", targets: ["RescindAdmin"]),
         // The dev kit.
-        .library(name: "RescindDevKit", targets: ["RescindDevKit"]),
         .executable(name: "rescind-dev", targets: ["RescindDev"]),
         .executable(name: "rescind-devbroker", targets: ["RescindDevBroker"]),
         .executable(name: "rescind-bench", targets: ["RescindBench"]),

@@ -14,8 +14,8 @@ let usage = """
            rescind-agent status [--json]           what this device holds (no secrets)
            rescind-agent at-rest on|off            encrypt / decrypt every cached record in place (agent stopped)
            rescind-agent export-backup --out FILE  the cache without any key (ciphertext under the FMKs + metadata)
-           rescind-agent enroll --new-user --name NAME [--device-name NAME] [--device-kind KIND]
-           rescind-agent enroll --bundle FILE      (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
+           rescind-agent enrol --new-user --name NAME [--device-name NAME] [--device-kind KIND]
+           rescind-agent enrol --bundle FILE       (bundle passphrase: RESCIND_AGENT_BUNDLE_PASSPHRASE)
            rescind-agent provision-device --name NAME [--kind KIND] --out FILE
                                                    (KIND: phone, tablet, laptop, desktop, server, other)
            rescind-agent rotate-identity [--words-file F] [--bundle-out FILE]
@@ -41,7 +41,7 @@ struct RescindAgent: ParsableCommand {
         abstract: "The headless device agent.",
         version: RescindVersion.current,
         subcommands: [
-            RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrollCommand.self, ProvisionDeviceCommand.self,
+            RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrolCommand.self, ProvisionDeviceCommand.self,
             RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self, PendingCommand.self,
             VetoCommand.self, ApproveCommand.self,
         ],
@@ -155,8 +155,10 @@ struct ExportBackupCommand: AgentSubcommand {
     }
 }
 
-struct EnrollCommand: AgentSubcommand {
-    static let configuration = CommandConfiguration(commandName: "enroll", abstract: "Enrol this device: a new user, or from an identity bundle.")
+struct EnrolCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enrol", abstract: "Enrol this device: a new user, or from an identity bundle.",
+        aliases: ["enroll"])
 
     @Option var bundle: String?
     @Flag(name: .customLong("new-user")) var newUser = false
@@ -167,17 +169,17 @@ struct EnrollCommand: AgentSubcommand {
     func execute() async throws {
         let configuration = try AgentEnvironment().configuration
         if let bundle {
-            let enrolled = try await DeviceEnrollment.importBundle(
+            let enrolled = try await AgentEnrolment.importBundle(
                 at: bundle, passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
             print("enrolled device \(enrolled.deviceID.uuidString.lowercased()) of user \(enrolled.userID.uuidString.lowercased())")
         } else if newUser {
             guard let name else { throw UsageError(message: "--name is required\n\(usage)") }
-            let enrolled = try await DeviceEnrollment.registerNewUser(
+            let enrolled = try await AgentEnrolment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s agent",
-                deviceKind: try DeviceEnrollment.deviceKind(deviceKind), configuration: configuration)
+                deviceKind: try AgentEnrolment.deviceKind(deviceKind), configuration: configuration)
             print("registered user \(enrolled.userID.uuidString.lowercased()) with device \(enrolled.deviceID.uuidString.lowercased())")
         } else {
-            throw UsageError(message: "enroll needs --bundle FILE or --new-user --name NAME\n\(usage)")
+            throw UsageError(message: "enrol needs --bundle FILE or --new-user --name NAME\n\(usage)")
         }
     }
 }
@@ -192,8 +194,8 @@ struct ProvisionDeviceCommand: AgentSubcommand {
 
     func execute() async throws {
         let configuration = try AgentEnvironment().configuration
-        let deviceID = try await DeviceEnrollment.provisionDevice(
-            name: name, kind: try DeviceEnrollment.deviceKind(kind), bundlePath: out,
+        let deviceID = try await AgentEnrolment.provisionDevice(
+            name: name, kind: try AgentEnrolment.deviceKind(kind), bundlePath: out,
             passphrase: try AgentEnvironment.bundlePassphrase(), configuration: configuration)
         print("registered device \(deviceID.uuidString.lowercased()); its identity bundle is at \(out)")
     }

@@ -59,22 +59,22 @@ struct EnrolmentSyncTests {
             defer { second.remove() }
             let bundle = second.file("identity.bundle")
 
-            let deviceID = try await DeviceEnrollment.provisionDevice(
+            let deviceID = try await AgentEnrolment.provisionDevice(
                 name: "tablet", bundlePath: bundle, passphrase: "pairing words", configuration: first.configuration)
             #expect(try FileManager.default.attributesOfItem(atPath: bundle)[.posixPermissions] as? Int == 0o600)
             let configuration = AgentTestKit.configuration(service, dataDirectory: second.file("data"))
             let wrong = await #expect(throws: AgentError.self) {
-                try await DeviceEnrollment.importBundle(at: bundle, passphrase: "guess", configuration: configuration)
+                try await AgentEnrolment.importBundle(at: bundle, passphrase: "guess", configuration: configuration)
             }
             #expect(wrong?.code == .wrongPassphrase)
-            let enrolled = try await DeviceEnrollment.importBundle(at: bundle, passphrase: "pairing words", configuration: configuration)
+            let enrolled = try await AgentEnrolment.importBundle(at: bundle, passphrase: "pairing words", configuration: configuration)
             #expect(enrolled.deviceID == deviceID && enrolled.userID == owner.keys.userID)
 
             let agent = try await DeviceAgent.open(configuration: configuration, logger: AgentTestKit.logger)
             try await agent.selfHeal()
             #expect(try await agent.plaintexts(of: member.id) == member.records)
             let again = await #expect(throws: AgentError.self) {
-                try await DeviceEnrollment.importBundle(at: bundle, passphrase: "pairing words", configuration: configuration)
+                try await AgentEnrolment.importBundle(at: bundle, passphrase: "pairing words", configuration: configuration)
             }
             #expect(again?.code == .alreadyEnrolled)
         }

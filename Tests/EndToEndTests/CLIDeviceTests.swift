@@ -7,7 +7,7 @@ extension CLITests {
     @Suite("rescind device") struct Devices {
         /// Enrols a second device of `person` the way a user does: `rescind-agent
         /// provision-device` on the profile (signed with the identity key in its keystore),
-        /// then `rescind-agent enroll --bundle` into a new profile directory.
+        /// then `rescind-agent enrol --bundle` into a new profile directory.
         static func secondDevice(of person: CLIProfile, name: String, bed: CLITestBed) async throws -> CLIProfile {
             let slug = name.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "'", with: "")
             let bundle = bed.root.appendingPathComponent("\(slug).bundle").path
@@ -16,7 +16,7 @@ extension CLITests {
                 keyFile: person.keyFile, bed: bed)
             #expect(provisioned.status == 0, "\(provisioned)")
             let blank = try bed.profile(name)
-            let enrolled = try await agent(["enroll", "--bundle", bundle], directory: blank.directory, keyFile: blank.keyFile, bed: bed)
+            let enrolled = try await agent(["enrol", "--bundle", bundle], directory: blank.directory, keyFile: blank.keyFile, bed: bed)
             #expect(enrolled.status == 0, "\(enrolled)")
             let deviceID = try #require(enrolled.stdout.split(separator: " ").dropFirst(2).first, "\(enrolled)")
             return CLIProfile(

@@ -46,7 +46,7 @@ struct AgentHostileRun {
             configuration.kafka.producerProperties = fast.merging(["linger.ms": "2"]) { $1 }
             let deviceKey = Ed25519.PrivateKey()
             let session = try await grantee.addDevice(name: "hostile target", deviceKey: deviceKey)
-            try await DeviceEnrollment.install(
+            try await AgentEnrolment.install(
                 userKeys: grantee.keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
             var logger = Logger(label: "rescind.hostile.agent")
             logger.logLevel = ProcessInfo.processInfo.environment["RESCIND_HOSTILE_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical

@@ -47,7 +47,7 @@ struct IdentityCommand: AsyncParsableCommand {
         func run() async throws {
             // The CLI keeps no FMK or record beyond the process: revocations do not wait for it.
             let recoveryKey = try RecoveryKey.generate()
-            let enrolled = try await KeystoreEnrollment.registerNewUser(
+            let enrolled = try await KeystoreEnrolment.registerNewUser(
                 displayName: name, deviceName: deviceName ?? "\(name)'s rescind CLI", deviceKind: deviceKind,
                 role: .interactive, recoveryKey: recoveryKey, configuration: try await profile.configuration())
             print("user   \(enrolled.userID.uuidString.lowercased())")
@@ -180,7 +180,7 @@ struct IdentityCommand: AsyncParsableCommand {
         /// keys the recovery key opens from the key backup (checked by `UserSession.recovering`).
         private func enrolFromBackup(name: String, key: RecoveryKey, client: GrantServiceClient) async throws {
             let configuration = try await profile.configuration()
-            try KeystoreEnrollment.refuseIfEnrolled(configuration)
+            try KeystoreEnrolment.refuseIfEnrolled(configuration)
             let deviceKey = Ed25519.PrivateKey(), deviceID = UUID()
             try await key.order(
                 .enrol, for: user,
@@ -190,7 +190,7 @@ struct IdentityCommand: AsyncParsableCommand {
             let session = try await UserSession.recovering(
                 userID: user, deviceID: deviceID, deviceKey: deviceKey, recoveryKey: key, baseURL: configuration.grantServiceURL,
                 tls: configuration.tls)
-            try await KeystoreEnrollment.install(userKeys: session.keys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
+            try await KeystoreEnrolment.install(userKeys: session.keys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
             print("enrolled device \(deviceID.uuidString.lowercased()) (\(name)) with your keys from your key backup")
             print("next: retire the thief's device (rescind identity recover --retire D), then rescind identity rotate --recovery")
         }

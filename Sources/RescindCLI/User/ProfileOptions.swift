@@ -98,7 +98,7 @@ struct ProfileOptions: ParsableArguments {
                 to: AuditServiceViolationReporter(
                     audit: AuditServiceClient(baseURL: try auditServiceURL, grantService: session.client, tls: try tls)))
         } catch let error as AgentError where error.code == .notEnrolled {
-            // The agent's advice names `rescind-agent enroll`; a CLI user creates an identity.
+            // The agent's advice names `rescind-agent enrol`; a CLI user creates an identity.
             throw CLIError("no keystore in \(directory): run `rescind identity create --name …` first (or pass --profile)")
         }
     }

@@ -52,7 +52,7 @@ package struct Keystore: Sendable {
     ///   others can read it, `.wrongPassphrase` when the unlock source does not open it.
     package static func open(path: String, unlock: AgentConfiguration.Unlock) async throws -> Keystore {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw AgentError(.notEnrolled, "no keystore at \(path): enrol this device first (rescind-agent enroll)")
+            throw AgentError(.notEnrolled, "no keystore at \(path): enrol this device first (rescind-agent enrol)")
         }
         let bytes = try SecureFiles.readOwnerOnly(path, kind: "keystore")
         let file = try KeystoreFile.decode(Data(bytes), expecting: KeystoreFile.keystoreFormat, path: path)

@@ -23,7 +23,7 @@ package struct KeystoreIdentity: Sendable {
     ///   for a keystore made before locked mode (it gains an inbox key at its next unlock).
     package static func read(path: String) throws -> KeystoreIdentity {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw AgentError(.notEnrolled, "no keystore at \(path): enrol this device first (rescind-agent enroll)")
+            throw AgentError(.notEnrolled, "no keystore at \(path): enrol this device first (rescind-agent enrol)")
         }
         let bytes = try SecureFiles.readOwnerOnly(path, kind: "keystore")
         let file = try KeystoreFile.decode(Data(bytes), expecting: KeystoreFile.keystoreFormat, path: path)

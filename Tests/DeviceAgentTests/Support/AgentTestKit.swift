@@ -64,7 +64,7 @@ enum AgentTestKit {
         let deviceKey = Ed25519.PrivateKey()
         let session = try await user.addDevice(name: name, deviceKey: deviceKey)
         let configuration = configuration(service, dataDirectory: directory.file("data"))
-        try await DeviceEnrollment.install(
+        try await AgentEnrolment.install(
             userKeys: user.keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
         return Device(directory: directory, configuration: configuration, deviceID: session.deviceID, deviceKey: deviceKey, session: session)
     }

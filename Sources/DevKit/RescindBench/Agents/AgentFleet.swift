@@ -58,7 +58,7 @@ final class AgentFleet: Sendable {
                 let configuration = try configuration(
                     for: identity, stack: stack, fetchWaitMilliseconds: fetchWaitMilliseconds,
                     receiptHoldMilliseconds: receiptHoldMilliseconds)
-                try await DeviceEnrollment.install(
+                try await AgentEnrolment.install(
                     userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
                 let agent = try await DeviceAgent.open(configuration: configuration, logger: logger)
                 let task = Task { try await agent.run(gracefulShutdownSignals: []) }

@@ -24,7 +24,7 @@ enum MemoryBench {
         BenchReport.log("memory: enrolling the agent")
         let identity = holder.firstDevice
         let configuration = try AgentFleet.configuration(for: identity, stack: stack, fetchWaitMilliseconds: nil)
-        try await DeviceEnrollment.install(
+        try await AgentEnrolment.install(
             userKeys: identity.keys, deviceID: identity.deviceID, deviceKey: identity.deviceKey, configuration: configuration)
         guard case .keyFile(let keyFile) = configuration.unlock else { throw BenchError("agent configuration without a key file") }
         let environment = [

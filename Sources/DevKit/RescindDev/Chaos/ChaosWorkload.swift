@@ -190,7 +190,7 @@ final class ChaosWorkload: Sendable {
             else { throw CLIError("cannot write \(keyFile.path)") }
             let environment = stack.agentEnvironment(
                 dataDirectory: agentsDirectory.appendingPathComponent("agent-\(index)"), keyFile: keyFile, grantIndex: index % 2)
-            try await DeviceEnrollment.install(
+            try await AgentEnrolment.install(
                 userKeys: user.keys, deviceID: device.deviceID, deviceKey: deviceKey,
                 configuration: try AgentConfiguration(environment: environment))
             let process = RestartableProcess(

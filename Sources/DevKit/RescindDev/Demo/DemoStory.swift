@@ -117,9 +117,9 @@ struct DemoStory: Sendable {
                 name, "registered with X25519 + Ed25519 public keys (private keys never leave the device) and a recovery key (words on paper)")
             users.append(user)
             recoveryKeys.append(recoveryKey)
-            agents.append(try await enroll(name: devices[0], owner: user, deviceID: deviceID, deviceKey: deviceKey, grantKey: grantKey))
+            agents.append(try await enrol(name: devices[0], owner: user, deviceID: deviceID, deviceKey: deviceKey, grantKey: grantKey))
             for device in devices.dropFirst() {
-                agents.append(try await enroll(name: device, owner: user, deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), grantKey: grantKey))
+                agents.append(try await enrol(name: device, owner: user, deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), grantKey: grantKey))
             }
         }
         let (adultA, adultB, adultC) = (users[0], users[1], users[2])
@@ -232,7 +232,7 @@ struct DemoStory: Sendable {
             guard case .regranted(let member, let version, _) = step else { continue }
             timeline.log("Adult A", "re-granted \(timeline.nameOf(member)) to Adult B's new keys at FMK v\(version)")
         }
-        let newPhone = try await enroll(
+        let newPhone = try await enrol(
             name: "Adult B's new iPhone", owner: bRotated, deviceID: UUID(), deviceKey: Ed25519.PrivateKey(), grantKey: grantKey)
         processes[newPhone.slug] = try launch(newPhone)
         try await waitFor("Adult B's new iPhone to sync", timeout: .seconds(60)) {
@@ -351,7 +351,7 @@ struct DemoStory: Sendable {
 
     /// Installs an agent for a device; registers the device first unless it is the one the
     /// user registered with.
-    func enroll(
+    func enrol(
         name: String, owner: UserSession, deviceID: UUID, deviceKey: Ed25519.PrivateKey, grantKey: SigningKeyFile
     ) async throws -> Agent {
         let slug = name.lowercased().replacingOccurrences(of: "'s ", with: "-").replacingOccurrences(of: " ", with: "-")
@@ -375,7 +375,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_LOG_LEVEL": "info",
             "PATH": "/usr/bin:/bin",
         ].merging(Self.libraryPath) { $1 }
-        try await DeviceEnrollment.install(
+        try await AgentEnrolment.install(
             userKeys: owner.keys, deviceID: deviceID, deviceKey: deviceKey,
             configuration: try AgentConfiguration(environment: environment))
         timeline.name(deviceID, name)

@@ -14,14 +14,14 @@ import RescindProtocol
 /// writes an identity bundle under a one-time passphrase; the new machine imports it
 /// (`importBundle`). The private keys travel only inside that bundle, wrapped under
 /// Argon2id of the bundle passphrase.
-public enum DeviceEnrollment {
+public enum AgentEnrolment {
     /// Registers a new user whose first device is this one (the keystore, then the cache).
     @discardableResult
     public static func registerNewUser(
         displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
         configuration: AgentConfiguration
     ) async throws -> (userID: UUID, deviceID: UUID) {
-        let enrolled = try await KeystoreEnrollment.registerNewUser(
+        let enrolled = try await KeystoreEnrolment.registerNewUser(
             displayName: displayName, deviceName: deviceName, deviceKind: deviceKind, role: role, configuration: configuration)
         _ = try AgentStore(path: configuration.databasePath)
         return (enrolled.userID, enrolled.deviceID)
@@ -34,7 +34,7 @@ public enum DeviceEnrollment {
     public static func install(
         userKeys: UserKeys, deviceID: UUID, deviceKey: Ed25519.PrivateKey, configuration: AgentConfiguration
     ) async throws {
-        try await KeystoreEnrollment.install(userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
+        try await KeystoreEnrolment.install(userKeys: userKeys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
         _ = try AgentStore(path: configuration.databasePath)
     }
 

@@ -4,9 +4,9 @@ import RescindProtocol
 
 /// Puts a user's identity and a registered device into a data directory's keystore (0600, in
 /// a 0700 directory), the device proven to the grant service by challenge–response before
-/// the call returns. What the `rescind` CLI's profile needs; the agent's `DeviceEnrollment`
+/// the call returns. What the `rescind` CLI's profile needs; the agent's `AgentEnrolment`
 /// adds its record cache on top.
-public enum KeystoreEnrollment {
+public enum KeystoreEnrolment {
     /// Registers a new user whose first device is this one, writes the keystore, then escrows
     /// the keys to `recoveryKey` (`KeyBackup`).
     /// - Parameter recoveryKey: registered with the user (its public half); never stored here.
