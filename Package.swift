@@ -145,6 +145,7 @@ let package = Package(
             dependencies: [
                 "RescindConfiguration",
                 "RescindCrypto",
+                "RescindObservability",
                 "RescindProtocol",
                 "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -288,8 +289,8 @@ let package = Package(
         .target(
             name: "RescindDevKit",
             dependencies: [
-                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindPostgres", "RescindProtocol", "RescindTLS",
-                .product(name: "Logging", package: "swift-log"),
+                "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindObservability", "RescindPostgres",
+                "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/DevKit/RescindDevKit"
         ),

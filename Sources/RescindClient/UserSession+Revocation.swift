@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindObservability
 import RescindProtocol
 
 /// How far a revocation has come, for progress bars.
@@ -136,8 +137,7 @@ extension UserSession {
                         revocation.revocationID,
                         CommitRevocationRequest(
                             newFMKVersion: revocation.newFMKVersion, grants: grants,
-                            clientDurationMs: Int(elapsed.components.seconds * 1000
-                                + elapsed.components.attoseconds / 1_000_000_000_000_000),
+                            clientDurationMs: elapsed.wholeMilliseconds,
                             statement: try revokeStatement(revocation, grants: grants, newFMK: newFMK, after: verified.entry)))
                     progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                     return committed

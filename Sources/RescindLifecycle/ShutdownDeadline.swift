@@ -40,7 +40,7 @@ public struct ShutdownDeadline: Service {
 
     /// Starts the clock; when it runs out the process ends with `exitStatus`.
     static func arm(grace: Duration, logger: Logger) {
-        let seconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
+        let seconds = grace.seconds
         logger.info("shutting down", metadata: [LogKey.graceSeconds: "\(seconds)"])
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             logger.critical(

@@ -1,3 +1,4 @@
+import RescindObservability
 import RescindPostgres
 
 /// The claim → publish → mark cycle of an outbox table, shared by both services' relays (the
@@ -138,7 +139,7 @@ public struct LeasedOutbox<ID: PostgresArrayElement & PostgresDecodable>: Sendab
     private func claim<Message: Sendable>(
         _ columns: [String], _ decode: @escaping @Sendable (PostgresRow) throws -> (order: Int64, id: ID, message: Message)
     ) async throws -> [Claimed<Message>] {
-        let leaseMilliseconds = Int64(claimLease.components.seconds) * 1000 + claimLease.components.attoseconds / 1_000_000_000_000_000
+        let leaseMilliseconds = Int64(claimLease.wholeMilliseconds)
         return try await pool.withConnection { connection in
             try await connection.query(
                 """

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 import Synchronization
 
 /// A token bucket per key (a source address, a device): each key may spend `rate.burst`
@@ -86,7 +87,7 @@ public final class RateLimiter: Sendable {
 
     private func refill(_ bucket: inout Bucket, now: ContinuousClock.Instant) {
         let elapsed = now - bucket.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         bucket.tokens = min(Double(rate.burst), bucket.tokens + seconds * rate.perMinute / 60)
         bucket.updated = now
     }

@@ -43,7 +43,7 @@ public struct ServiceDatabase: Sendable {
         }
         configuration.callTimeout = settings.callTimeout
         // Opening a connection is bounded too (libpq's connect_timeout, at least 2 s), unless the URL sets it.
-        configuration.connectTimeoutSeconds = max(2, Int(settings.callTimeout.components.seconds))
+        configuration.connectTimeoutSeconds = max(2, settings.callTimeout.wholeSeconds)
         let pool = PostgresConnectionPool(configuration: configuration, size: settings.poolSize, logger: logger)
         return ServiceDatabase(configuration: configuration, pool: pool)
     }

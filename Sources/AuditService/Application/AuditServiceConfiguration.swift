@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindObservability
 import RescindTLS
 
 /// Everything the audit service can be told, with the defaults it runs with.
@@ -215,7 +216,7 @@ public struct AuditServiceConfiguration: Sendable {
         database.migrateOnStart = try reader.bool("RESCIND_AUDIT_MIGRATE", default: database.migrateOnStart)
         database.migrationsDirectory = reader.string("RESCIND_AUDIT_MIGRATIONS_DIR", default: database.migrationsDirectory)
         database.callTimeout = .seconds(
-            try reader.int("RESCIND_DATABASE_TIMEOUT_SECONDS", default: Int(database.callTimeout.components.seconds), range: 1...3600))
+            try reader.int("RESCIND_DATABASE_TIMEOUT_SECONDS", default: database.callTimeout.wholeSeconds, range: 1...3600))
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
         kafka.checkTopics = !(try reader.bool("RESCIND_KAFKA_TOPICS_AUTO_CREATED", default: !kafka.checkTopics))

@@ -1,4 +1,5 @@
 import NIOCore
+import RescindObservability
 
 /// Closes a connection whose client has not taken what the server wrote for `timeout`: the
 /// channel stayed unwritable (its outbound buffer above NIO's high-water mark, the socket
@@ -14,7 +15,7 @@ final class StalledReaderHandler: ChannelInboundHandler, RemovableChannelHandler
     private var pending: Scheduled<Void>?
 
     init(timeout: Duration, onClose: @escaping @Sendable () -> Void = {}) {
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        self.timeout = .nanoseconds(timeout.wholeNanoseconds)
         self.onClose = onClose
     }
 

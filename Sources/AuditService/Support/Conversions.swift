@@ -12,9 +12,3 @@ extension FixedWidthInteger {
     }
 }
 
-extension Duration {
-    var seconds: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -1,8 +1,9 @@
-import AuditService
 import Foundation
+import AuditService
 import RescindCrypto
 import RescindDevKit
 import RescindKafka
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindTestSupport
@@ -157,7 +158,7 @@ struct HostileRun {
         print("")
         print("quarantine reasons: " + reasons.map { "\($0.0.dropFirst(prefix.count)) \($0.1) \($0.2)" }.joined(separator: ", "))
         print("audit chains verified: \(chains.0 - chains.1) of \(chains.0); /health \(alive ? 200 : 0), /ready \(ready ? 200 : 503)")
-        print("took \((ContinuousClock.now - started).components.seconds) s")
+        print("took \((ContinuousClock.now - started).wholeSeconds) s")
         return tallies.values.contains { $0.stalls > 0 } || crashes > 0 || chains.1 > 0 || !ready
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RescindObservability
 import RescindProtocol
 
 /// The ack outbox: signed acks owed to `device_acks` until the broker acknowledged them.
@@ -27,7 +28,7 @@ extension AgentStore {
     /// long until the first held one is due (`nil`: none held). A receipt of a sealed command
     /// (`not_now`, not in the inbox) is never held.
     func sendableMessages(holdingReceipts hold: Duration, limit: Int = 100) async throws -> (owed: [OwedAck], heldFor: Duration?) {
-        let holdSeconds = Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18
+        let holdSeconds = hold.seconds
         guard holdSeconds > 0 else { return (try await owedMessages(limit: limit), nil) }
         return try await read { db in
             let now = Date().timeIntervalSince1970

@@ -1,5 +1,6 @@
 import Foundation
 import RescindConfiguration
+import RescindObservability
 import RescindServiceSupport
 import RescindTLS
 
@@ -188,7 +189,7 @@ public struct GrantServiceConfiguration: Sendable {
         database.migrateOnStart = try reader.bool("RESCIND_GRANT_MIGRATE", default: database.migrateOnStart)
         database.migrationsDirectory = reader.string("RESCIND_GRANT_MIGRATIONS_DIR", default: database.migrationsDirectory)
         database.callTimeout = .seconds(
-            try reader.int("RESCIND_DATABASE_TIMEOUT_SECONDS", default: Int(database.callTimeout.components.seconds), range: 1...3600))
+            try reader.int("RESCIND_DATABASE_TIMEOUT_SECONDS", default: database.callTimeout.wholeSeconds, range: 1...3600))
         kafka.bootstrapServers = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: kafka.bootstrapServers)
         kafka.topicPrefix = reader.string("RESCIND_TOPIC_PREFIX", default: kafka.topicPrefix)
         kafka.producerProperties = try reader.kafkaSecurity()
@@ -205,8 +206,8 @@ public struct GrantServiceConfiguration: Sendable {
         lifetimes.janitorInterval = try reader.seconds("RESCIND_JANITOR_INTERVAL_SECONDS", default: lifetimes.janitorInterval)
         lifetimes.securityDelay = .seconds(
             try reader.int(
-                "RESCIND_SECURITY_DELAY_SECONDS", default: Int(lifetimes.securityDelay.components.seconds),
-                range: Int(Lifetimes.minimumSecurityDelay.components.seconds)...(30 * 86_400)))
+                "RESCIND_SECURITY_DELAY_SECONDS", default: lifetimes.securityDelay.wholeSeconds,
+                range: Lifetimes.minimumSecurityDelay.wholeSeconds...(30 * 86_400)))
         outbox.batchSize = try reader.int("RESCIND_OUTBOX_BATCH_SIZE", default: outbox.batchSize, range: 1...10_000)
         outbox.pollInterval = .milliseconds(
             try reader.int("RESCIND_OUTBOX_POLL_MS", default: 2000, range: 10...600_000))

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
@@ -358,7 +359,3 @@ struct IdentityStore: Sendable {
     }
 }
 
-extension Duration {
-    /// Whole seconds, for SQL intervals.
-    var wholeSeconds: Int { Int(components.seconds) }
-}

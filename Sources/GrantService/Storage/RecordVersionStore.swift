@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindServiceSupport
@@ -13,7 +14,7 @@ struct RecordVersionStore: Sendable {
     /// How long a deleted or overwritten record stays restorable.
     let retention: Duration
 
-    var retentionDays: Int { Int(retention.components.seconds / 86_400) }
+    var retentionDays: Int { retention.wholeSeconds / 86_400 }
 
     /// Keeps the body a delete or overwrite of `recordID` let go of, in the writer's transaction.
     static func keep(

@@ -1,5 +1,6 @@
-import CRdKafka
 import Foundation
+import CRdKafka
+import RescindObservability
 
 /// DEVELOPMENT AND TESTS ONLY, for the dev kit's `DevelopmentCluster`: the thin wrapper of
 /// librdkafka's mock cluster (`rd_kafka_mock_cluster_new`), kept here because this folder is
@@ -47,8 +48,7 @@ import Foundation
         let library = try mockLibrary.map { try RDKafkaMockLibrary.load(path: $0) } ?? .linked
         var delayMilliseconds: Int32?
         if let groupInitialRebalanceDelay {
-            let milliseconds = groupInitialRebalanceDelay.components.seconds * 1000
-                + groupInitialRebalanceDelay.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds = groupInitialRebalanceDelay.wholeMilliseconds
             guard milliseconds >= 0, milliseconds <= 300_000 else {
                 throw KafkaError(code: .developmentCluster, detail: "the group's initial rebalance delay must be in 0...300 s")
             }

@@ -1,5 +1,6 @@
-import CLibPQ
 import Foundation
+import CLibPQ
+import RescindObservability
 import Synchronization
 
 #if canImport(Glibc)
@@ -117,8 +118,7 @@ final class Deadline {
         guard let end else { return -1 }
         let left = ContinuousClock.now.duration(to: end)
         guard left > .zero else { return 0 }
-        let (seconds, attoseconds) = left.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let milliseconds = left.roundedUpMilliseconds
         return Int32(clamping: max(1, milliseconds))
     }
 }

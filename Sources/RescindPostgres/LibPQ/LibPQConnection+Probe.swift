@@ -1,5 +1,6 @@
-import CLibPQ
 import Foundation
+import CLibPQ
+import RescindObservability
 
 /// Is the server there at all? The question a bounded wait asks before it gives up: a statement
 /// (or a wait for a pooled connection) that outlasts `callTimeout` may be slow work on a live
@@ -11,7 +12,7 @@ extension LibPQConnection {
     /// seconds, at least 2). Blocks the calling thread.
     /// - Returns: `true` when the server answered that it accepts connections.
     static func serverAnswers(_ parameters: [(keyword: String, value: String)], within bound: Duration) -> Bool {
-        let seconds = max(2, Int((Double(bound.components.seconds) + Double(bound.components.attoseconds) / 1e18).rounded(.up)))
+        let seconds = max(2, Int(bound.seconds.rounded(.up)))
         let probe = parameters.filter { $0.keyword != "connect_timeout" } + [("connect_timeout", String(seconds))]
         return withKeywordArrays(probe) { keywords, values in PQpingParams(keywords, values, 0) } == PQPING_OK
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 
 /// The stop flag a listener's thread checks, with a sleep that `stop()` cuts short.
 final class ListenerState: @unchecked Sendable {
@@ -21,8 +22,7 @@ final class ListenerState: @unchecked Sendable {
 
     /// Blocks the calling thread for `duration`, or until `stop()`.
     func sleep(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        let deadline = Date(timeIntervalSinceNow: duration.seconds)
         condition.lock()
         defer { condition.unlock() }
         while !stopped, condition.wait(until: deadline) {}

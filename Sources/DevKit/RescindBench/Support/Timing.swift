@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 
 /// Wall-clock and monotonic helpers. Latencies that cross processes (Kafka timestamps, ack
 /// times) use wall-clock `Date`s, which every process on this machine reads from one clock.
@@ -16,9 +17,7 @@ enum Timing {
         return (result, seconds(ContinuousClock.now - start))
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    static func seconds(_ duration: Duration) -> Double { duration.seconds }
 
     /// Polls `condition` every `interval` until it holds or `timeout` passes, or the task is
     /// cancelled (a cancelled `Task.sleep` returns at once: polling on would spin).

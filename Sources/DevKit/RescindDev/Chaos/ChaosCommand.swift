@@ -1,8 +1,9 @@
-import ArgumentParser
 import Foundation
+import ArgumentParser
 import RescindClient
 import RescindCrypto
 import RescindDevKit
+import RescindObservability
 import Synchronization
 
 /// `rescind-dev chaos`: real faults under a stream of operations, and what survives them
@@ -208,7 +209,7 @@ struct ChaosRun: Sendable {
             at: 0)
         let anomalies = workload.model.anomalies.withLock { $0 }
         return ChaosReport(
-            seed: seed, short: short, durationSeconds: Int(duration.components.seconds),
+            seed: seed, short: short, durationSeconds: duration.wholeSeconds,
             elapsedSeconds: ChaosFaultInjector.seconds(ContinuousClock.now - started), operations: workload.model.operations.withLock { $0 },
             faults: struck, convergenceSeconds: convergence, invariants: results, anomalies: anomalies,
             machine: ChaosReport.machine())

@@ -1,6 +1,7 @@
-import DeviceAgent
 import Foundation
+import DeviceAgent
 import RescindDevKit
+import RescindObservability
 import RescindProtocol
 import Synchronization
 
@@ -31,7 +32,7 @@ final class ChaosFaultInjector: Sendable {
     var elapsed: Double { Self.seconds(ContinuousClock.now - started) }
 
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration.seconds
     }
 
     /// Runs a lane's faults in order while `more()` holds (the short variant: all of them),

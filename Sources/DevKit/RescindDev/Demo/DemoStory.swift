@@ -1,9 +1,10 @@
-import DeviceAgent
 import Foundation
+import DeviceAgent
 import Logging
 import RescindClient
 import RescindCrypto
 import RescindDevKit
+import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindTLS
@@ -286,7 +287,7 @@ struct DemoStory: Sendable {
         let elapsed = ContinuousClock.now - started
         print("""
 
-              The demo took \(elapsed.components.seconds) s. The stack keeps running:
+              The demo took \(elapsed.wholeSeconds) s. The stack keeps running:
                 CA certificate    \(tls.caFile) (the services' certificates are signed by it)
                 monitoring page   \(auditURL.absoluteString)/  (sign in with the operator token in \(operatorTokenFile.path))
                 grant metrics     \(grantURL.absoluteString)/metrics
@@ -435,7 +436,7 @@ struct DemoStory: Sendable {
     // MARK: Plumbing
 
     static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        duration.wholeMilliseconds
     }
 
     func waitFor(_ what: String, timeout: Duration, _ condition: () async throws -> Bool) async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 import Synchronization
 
 /// The demo's readable timeline: who did what, when, relative to the demo's start.
@@ -19,7 +20,7 @@ final class DemoTimeline: Sendable {
     /// `[+  12.345 s] actor           what happened`
     func log(_ actor: String, _ message: String) {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         let stamp = String(format: "[+%8.3f s]", seconds)
         let padded = actor.count >= 24 ? actor : actor + String(repeating: " ", count: 24 - actor.count)
         emit("\(stamp) \(padded) \(message)\n")

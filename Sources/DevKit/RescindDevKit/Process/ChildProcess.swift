@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import RescindObservability
 
 /// The dev kit's one child-process launcher: services, agents, the CLI and scripts run as
 /// processes of their own by the demo, the benchmarks and the tests.
@@ -242,7 +243,7 @@ public final class ChildProcess: Sendable {
         let kill = DispatchWorkItem {
             if process.isRunning, exit.status == nil { Foundation.kill(process.processIdentifier, SIGKILL) }
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(grace), execute: kill)
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace.seconds, execute: kill)
         _ = await exited()
         kill.cancel()
     }
@@ -267,10 +268,6 @@ public final class ChildProcess: Sendable {
     private static func emptyFile(_ url: URL) throws -> FileHandle {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         return try FileHandle(forWritingTo: url)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
