@@ -125,9 +125,9 @@ import Testing
         try await recovery.order(.approve, for: adultD.keys.userID, operationID: approved.operationID, through: anonymous)
         try await recovery.order(.clear, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
         try await recovery.order(.vouch, for: adultD.keys.userID, deviceID: laptopID, through: anonymous)
-        // A new recovery key for D, approved by the current one.
+        // A new recovery key for D (bound by D's current identity key), approved by the current one.
         let newRecovery = try RecoveryKey.generate()
-        let change = try await rotatedD.setRecoveryKey(newRecovery)
+        let change = try await adultD.withKeys(keys4).setRecoveryKey(newRecovery)
         try await recovery.order(.approve, for: adultD.keys.userID, operationID: change.operationID, through: anonymous)
 
         // Ownership to B, who re-wraps under their own master key, then revokes A everywhere.
