@@ -379,6 +379,7 @@ let package = Package(
         // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.
         .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
+        .testTarget(name: "RescindObservabilityTests", dependencies: ["RescindObservability"]),
         // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
         .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
         // rescind-bench's fleet model: its arithmetic and seeded simulation, no server.

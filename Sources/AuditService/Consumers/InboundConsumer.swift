@@ -71,7 +71,7 @@ struct InboundConsumer: Service {
     /// - Returns: `true` once handled or quarantined; `false` if shutdown or cancellation came first.
     private func handleUntilDone(_ message: KafkaMessage, phase: Phase) async -> Bool {
         handler.received(message)
-        var delay = retry.firstDelay
+        var backoff = Backoff(first: retry.firstDelay, maximum: retry.maximumDelay)
         var attempts = 0
         while !Task.isCancelled {
             let failure: HandlingFailure
@@ -117,8 +117,7 @@ struct InboundConsumer: Service {
                 }
             }
             if phase.isStopping { return false }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, retry.maximumDelay)
+            try? await Task.sleep(for: backoff.next())
         }
         return false
     }

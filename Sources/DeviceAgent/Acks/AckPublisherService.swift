@@ -33,17 +33,15 @@ struct AckPublisherService: Service {
         let engine = self.engine
         let configuration = engine.configuration
         try await runUntilShutdown {
-            let base = configuration.retryInterval
-            var delay = base
+            var backoff = Backoff(first: configuration.retryInterval, maximum: configuration.selfHealInterval)
             while !Task.isCancelled {
                 let pass = try await Self.publishOwed(producer, engine: engine)
                 if pass.delivered {
-                    delay = base
+                    backoff.reset()
                     // A held receipt is due at the latest when its hold ends.
                     try await engine.acksOwed.wait(upTo: min(.seconds(1), pass.heldFor ?? .seconds(1)))
                 } else {
-                    try await Task.sleep(for: delay)
-                    delay = min(delay * 2, configuration.selfHealInterval)
+                    try await Task.sleep(for: backoff.next())
                 }
             }
         }

@@ -102,7 +102,7 @@ struct CommandConsumerService: Service {
     /// the message, or one that outlasts `CommandFailure.retryBudget`, quarantines the message
     /// (counted, logged) so that its offset is committed and the partition moves on.
     private func receiveClassifying(_ message: KafkaMessage) async throws -> AgentEngine.Receipt {
-        var delay = Duration.milliseconds(100)
+        var backoff = Backoff(first: .milliseconds(100), maximum: .seconds(5))
         var attempts = 0
         while true {
             do {
@@ -125,8 +125,7 @@ struct CommandConsumerService: Service {
                 engine.metrics.retried()
                 engine.logger.warning("taking in a device command failed; retrying", metadata: metadata)
             }
-            try await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+            try await Task.sleep(for: backoff.next())
         }
     }
 }

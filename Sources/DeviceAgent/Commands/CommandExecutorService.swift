@@ -12,18 +12,17 @@ struct CommandExecutorService: Service {
     func run() async throws {
         let engine = self.engine
         try await runUntilShutdown {
-            let base = engine.configuration.retryInterval
-            var delay = base
+            var backoff = Backoff(first: engine.configuration.retryInterval, maximum: engine.configuration.selfHealInterval)
             while !Task.isCancelled {
                 do {
                     try await engine.processPendingCommands()
-                    delay = base
+                    backoff.reset()
                     try await engine.commandsQueued.wait(upTo: .seconds(1))
                 } catch let error as AgentError where error.isTransient {
+                    let delay = backoff.next()
                     engine.logger.warning(
                         "commands wait for the grant service", metadata: [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)"])
                     try await Task.sleep(for: delay)
-                    delay = min(delay * 2, engine.configuration.selfHealInterval)
                 }
             }
         }

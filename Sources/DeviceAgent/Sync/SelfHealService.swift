@@ -13,20 +13,19 @@ struct SelfHealService: Service {
         let engine = self.engine
         try await runUntilShutdown {
             let configuration = engine.configuration
-            var delay = configuration.retryInterval
+            var backoff = Backoff(first: configuration.retryInterval, maximum: configuration.selfHealInterval)
             var failing = false
             while !Task.isCancelled {
                 do {
                     _ = try await engine.selfHeal()
                     if failing { engine.logger.notice("grant service reachable again; self-heal pass complete") }
                     failing = false
-                    delay = configuration.retryInterval
+                    backoff.reset()
                     try await Task.sleep(for: configuration.selfHealInterval)
                 } catch let error as AgentError where error.isTransient {
                     if !failing { engine.logger.warning("self-heal postponed", metadata: [LogKey.error: "\(error)"]) }
                     failing = true
-                    try await Task.sleep(for: delay)
-                    delay = min(delay * 2, configuration.selfHealInterval)
+                    try await Task.sleep(for: backoff.next())
                 }
             }
         }

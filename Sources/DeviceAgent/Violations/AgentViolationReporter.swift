@@ -43,8 +43,9 @@ struct AgentViolationReporter: KeyChainViolationReporting {
         // The local store is busy or failing: keep trying in the background, never in the caller.
         let engine = self.engine, attempts = self.attempts
         Task.detached {
-            for attempt in 1..<max(attempts, 2) {
-                try? await Task.sleep(for: engine.configuration.retryInterval * attempt)
+            var backoff = Backoff(first: engine.configuration.retryInterval, maximum: engine.configuration.retryInterval * 4)
+            for _ in 1..<max(attempts, 2) {
+                try? await Task.sleep(for: backoff.next())
                 if await Self.queue(engine, violation.reportID, message) { return }
             }
             engine.logger.error("key chain violation not reported: the local store refused it", metadata: metadata)

@@ -1,4 +1,5 @@
 import Foundation
+import RescindObservability
 import RescindProtocol
 
 /// The CLI's `KeyChainViolationReporting`: sends the report to the audit service over HTTPS
@@ -27,6 +28,7 @@ public struct AuditServiceViolationReporter: KeyChainViolationReporting {
         var report = violation
         report.detail = MessageLimits.safeText(report.detail, maxLength: MessageLimits.errorLength)
         var lastProblem = ""
+        var backoff = Backoff(first: pause, maximum: pause * 4)
         for attempt in 1...attempts {
             do {
                 try await audit.reportKeyChainViolation(report)
@@ -39,7 +41,7 @@ public struct AuditServiceViolationReporter: KeyChainViolationReporting {
             } catch {
                 lastProblem = "\(error)"
             }
-            if attempt < attempts { try? await Task.sleep(for: pause * attempt) }
+            if attempt < attempts { try? await Task.sleep(for: backoff.next()) }
         }
         notice("the key chain violation could not be reported to the audit service: \(lastProblem)")
     }
