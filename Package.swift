@@ -273,7 +273,8 @@ let package = Package(
         .executableTarget(
             name: "DeviceAgentMain",
             dependencies: [
-                "DeviceAgent", "RescindLifecycle", "RescindObservability", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "DeviceAgent", "RescindConfiguration", "RescindLifecycle", "RescindObservability",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,9 +1,10 @@
 import ArgumentParser
-import RescindObservability
-import DeviceAgent
 import Foundation
+import DeviceAgent
 import Logging
 import RescindClient
+import RescindConfiguration
+import RescindObservability
 import RescindProtocol
 
 /// rescind-agent's one help page, for the command and every subcommand (main.swift prints it
@@ -80,7 +81,7 @@ struct AgentEnvironment {
     }
 
     static func bundlePassphrase() throws -> String {
-        guard let passphrase = ProcessInfo.processInfo.environment["RESCIND_AGENT_BUNDLE_PASSPHRASE"], !passphrase.isEmpty else {
+        guard let passphrase = EnvironmentReader.secret("RESCIND_AGENT_BUNDLE_PASSPHRASE", in: ProcessInfo.processInfo.environment) else {
             throw UsageError(message: "RESCIND_AGENT_BUNDLE_PASSPHRASE: set the identity bundle's passphrase")
         }
         return passphrase

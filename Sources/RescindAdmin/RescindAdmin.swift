@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RescindConfiguration
 import RescindObservability
 
 /// `rescind-admin`: the operator's tool. Kept apart from the user's `rescind`, which links
@@ -31,7 +32,8 @@ struct RescindAdmin: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         do {
             if try LogFormat(environment: environment) == .json {
-                try RescindLogging.bootstrap(level: environment["RESCIND_LOG_LEVEL"] ?? "info", environment: environment)
+                try RescindLogging.bootstrap(
+                    level: EnvironmentReader.value("RESCIND_LOG_LEVEL", in: environment) ?? "info", environment: environment)
             }
         } catch {
             FileHandle.standardError.write(Data("rescind-admin: \(error)\n".utf8))

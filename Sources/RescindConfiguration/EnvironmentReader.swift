@@ -23,6 +23,25 @@ public struct EnvironmentReader: Sendable {
         raw(name)
     }
 
+    /// A secret (a passphrase) exactly as set, white space included; nil when unset or empty.
+    public mutating func secret(_ name: String) -> String? {
+        namesRead.append(name)
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// One setting read on its own: `EnvironmentReader(environment).optionalString(name)`.
+    public static func value(_ name: String, in environment: [String: String]) -> String? {
+        var reader = EnvironmentReader(environment)
+        return reader.optionalString(name)
+    }
+
+    /// One secret read on its own (`secret`).
+    public static func secret(_ name: String, in environment: [String: String]) -> String? {
+        var reader = EnvironmentReader(environment)
+        return reader.secret(name)
+    }
+
     public mutating func int(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = raw(name) else { return value }
         guard let parsed = Int(text), range.contains(parsed) else {

@@ -14,6 +14,27 @@ import Testing
     static let root = ModuleGraphTests.root
     static let reference = root.appendingPathComponent("docs/configuration.md")
 
+    /// The product reads `RESCIND_*` through `EnvironmentReader` only (which trims, types, names
+    /// the variable in its errors and lists what it read): no raw `environment["RESCIND_…"]` read
+    /// outside RescindConfiguration. Setting one for a child process is not a read.
+    @Test func theProductReadsItsSettingsThroughTheOneReader() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        var raw: [String] = []
+        var read = 0
+        for case let file as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
+        where file.pathExtension == "swift" {
+            let relative = String(file.path.dropFirst(Self.root.path.count + 1))
+            guard !relative.hasPrefix("Sources/DevKit/"), !relative.hasPrefix("Sources/RescindConfiguration/") else { continue }
+            read += 1
+            for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            where line.contains("environment[\"RESCIND_") && !line.contains("\"] = ") {
+                raw.append("\(relative): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(read > 200, "only \(read) files read")
+        #expect(raw.isEmpty, "raw reads: \(raw)")
+    }
+
     /// A name, or the start of a literal the code completes by interpolation (`…\(`).
     static var literal: Regex<AnyRegexOutput> { try! Regex(#""(RESCIND_[A-Z0-9_]*)(\\\(|")"#) }
     static var mention: Regex<AnyRegexOutput> { try! Regex(#"RESCIND_[A-Z0-9_]+"#) }

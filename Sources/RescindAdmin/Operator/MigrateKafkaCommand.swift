@@ -44,7 +44,7 @@ enum MigrateKafkaCommand {
         let (settings, security) = try settings(environment)
         guard !settings.autoCreated else { return nil }
         let admin = try KafkaAdmin(
-            bootstrapServers: environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092",
+            bootstrapServers: EnvironmentReader.value("RESCIND_KAFKA_BOOTSTRAP_SERVERS", in: environment) ?? "127.0.0.1:9092",
             clientID: "rescind-migrate", additionalProperties: security, logger: logger)
         do {
             return try await TopicProvisioning(topics: specs(settings)).run(with: admin, createMissing: !verifyOnly)

@@ -52,8 +52,9 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let bootstrap = environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092"
-        let name = (environment["RESCIND_TOPIC_PREFIX"] ?? "") + topic.rawValue
+        var reader = EnvironmentReader(environment)
+        let bootstrap = reader.string("RESCIND_KAFKA_BOOTSTRAP_SERVERS", default: "127.0.0.1:9092")
+        let name = reader.string("RESCIND_TOPIC_PREFIX", default: "") + topic.rawValue
         let key = try verifyKey.map { text -> Ed25519.PublicKey in
             guard let bytes = Data(base64Encoded: text), let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](bytes)) else {
                 throw CLIError("--verify-key must be a base64 Ed25519 public key")

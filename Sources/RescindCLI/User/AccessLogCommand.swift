@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RescindClient
+import RescindConfiguration
 import RescindProtocol
 
 /// The owner's access log, decrypted here.
@@ -174,7 +175,7 @@ struct RevocationStatusCommand: AsyncParsableCommand {
     func run() async throws {
         if exposure { return try await ExposureCommand.run(eventID: eventID, profile: profile, json: json) }
         let audit: AuditServiceClient
-        if let path = operatorTokenFile ?? profile.environment["RESCIND_AUDIT_OPERATOR_TOKEN_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let path = operatorTokenFile ?? EnvironmentReader.value("RESCIND_AUDIT_OPERATOR_TOKEN_FILE", in: profile.environment) {
             audit = AuditServiceClient(
                 baseURL: try profile.auditServiceURL, operatorToken: try AuditServiceClient.operatorToken(fromFile: path),
                 tls: try profile.tls)

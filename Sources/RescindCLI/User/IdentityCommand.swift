@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RescindClient
+import RescindConfiguration
 import RescindCrypto
 import RescindProtocol
 
@@ -424,7 +425,7 @@ struct IdentityCommand: AsyncParsableCommand {
         @Flag(help: "Approve at once with the recovery words, typed on the terminal.") var recovery = false
 
         func validate() throws {
-            if bundleOut != nil, (ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "").isEmpty {
+            if bundleOut != nil, EnvironmentReader.secret("RESCIND_BUNDLE_PASSPHRASE", in: ProcessInfo.processInfo.environment) == nil {
                 throw ValidationError("--bundle-out needs RESCIND_BUNDLE_PASSPHRASE (a one-time passphrase for the file)")
             }
             if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
@@ -449,7 +450,7 @@ struct IdentityCommand: AsyncParsableCommand {
                     : "key backup        still holds your previous keys: rescind identity backup --recovery renews it")
             if let bundleOut {
                 try await KeystoreRotation.writeIdentityUpdate(
-                    to: bundleOut, passphrase: ProcessInfo.processInfo.environment["RESCIND_BUNDLE_PASSPHRASE"] ?? "",
+                    to: bundleOut, passphrase: EnvironmentReader.secret("RESCIND_BUNDLE_PASSPHRASE", in: ProcessInfo.processInfo.environment) ?? "",
                     configuration: configuration)
                 print("new keys for your other devices: \(bundleOut) (on each: rescind-agent update-identity --bundle FILE)")
             }

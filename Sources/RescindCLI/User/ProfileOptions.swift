@@ -24,15 +24,15 @@ struct ProfileOptions: ParsableArguments {
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     var directory: String {
-        profile ?? environment["RESCIND_PROFILE"] ?? (NSHomeDirectory() + "/.rescind")
+        profile ?? EnvironmentReader.value("RESCIND_PROFILE", in: environment) ?? (NSHomeDirectory() + "/.rescind")
     }
 
     var grantServiceURL: URL {
-        get throws { try url(grantService ?? environment["RESCIND_GRANT_SERVICE_URL"] ?? "https://127.0.0.1:8080", "--grant-service") }
+        get throws { try url(grantService ?? EnvironmentReader.value("RESCIND_GRANT_SERVICE_URL", in: environment) ?? "https://127.0.0.1:8080", "--grant-service") }
     }
 
     var auditServiceURL: URL {
-        get throws { try url(auditService ?? environment["RESCIND_AUDIT_SERVICE_URL"] ?? "https://127.0.0.1:8081", "--audit-service") }
+        get throws { try url(auditService ?? EnvironmentReader.value("RESCIND_AUDIT_SERVICE_URL", in: environment) ?? "https://127.0.0.1:8081", "--audit-service") }
     }
 
     /// How both services are reached: `RESCIND_CA_FILE` (PEM CAs their certificates are checked
@@ -64,9 +64,10 @@ struct ProfileOptions: ParsableArguments {
 
     /// RESCIND_PASSPHRASE, RESCIND_PASSPHRASE_FILE, RESCIND_KEY_FILE, or a prompt on the terminal.
     func unlock() throws -> AgentConfiguration.Unlock {
-        if let passphrase = environment["RESCIND_PASSPHRASE"], !passphrase.isEmpty { return .passphrase(passphrase) }
-        if let path = environment["RESCIND_PASSPHRASE_FILE"], !path.isEmpty { return .passphraseFile(path) }
-        if let path = environment["RESCIND_KEY_FILE"], !path.isEmpty { return .keyFile(path) }
+        var reader = EnvironmentReader(environment)
+        if let passphrase = reader.secret("RESCIND_PASSPHRASE") { return .passphrase(passphrase) }
+        if let path = reader.optionalString("RESCIND_PASSPHRASE_FILE") { return .passphraseFile(path) }
+        if let path = reader.optionalString("RESCIND_KEY_FILE") { return .keyFile(path) }
         guard isatty(STDIN_FILENO) == 1, let typed = getpass("Passphrase for \(directory): ") else {
             throw CLIError("set RESCIND_PASSPHRASE (or RESCIND_PASSPHRASE_FILE / RESCIND_KEY_FILE) to unlock \(directory)")
         }
@@ -81,7 +82,7 @@ struct ProfileOptions: ParsableArguments {
         var configuration = AgentConfiguration(
             dataDirectory: directory, grantServiceURL: url,
             grantServiceKey: try Ed25519.PublicKey(rawRepresentation: [UInt8](served.signingPublicKey)),
-            kafka: .init(bootstrapServers: environment["RESCIND_KAFKA_BOOTSTRAP_SERVERS"] ?? "127.0.0.1:9092"),
+            kafka: .init(bootstrapServers: EnvironmentReader.value("RESCIND_KAFKA_BOOTSTRAP_SERVERS", in: environment) ?? "127.0.0.1:9092"),
             unlock: try unlock())
         configuration.tls = tls
         return configuration

@@ -212,7 +212,7 @@ extension AgentConfiguration.Unlock {
     public static func named(
         passphrase: String, passphraseFile: String, keyFile: String, in environment: [String: String]
     ) throws -> Self? {
-        let value = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let value = { (name: String) in EnvironmentReader.secret(name, in: environment) }
         let sources: [Self] = [
             value(passphrase).map(Self.passphrase), value(passphraseFile).map(Self.passphraseFile), value(keyFile).map(Self.keyFile),
         ].compactMap { $0 }
