@@ -60,6 +60,13 @@ echo "[test] running the tests, one at a time"
 # run side by side on two cores they starve each other's timing, so they run serially.
 run_tests suite "${RESCIND_TEST_SUITE_LIMIT_SECONDS:-2700}" "$@"
 
+# Schemathesis, with every check, against both services' documents (a short run: the longer
+# one is `scripts/schemathesis.sh --max-examples 100`).
+echo "[test] schemathesis against both services' OpenAPI documents"
+schemathesis_started=$(date +%s)
+scripts/schemathesis.sh --no-build --max-examples 10
+echo "[test] schemathesis took $(( $(date +%s) - schemathesis_started )) s"
+
 # The second broker: Tansu, an independent implementation of the Kafka protocol, with a current
 # librdkafka loaded at run time (scripts/tansu.sh). Nothing pre-creates a topic there: the
 # end-to-end tests provision theirs as an operator does (`rescind-admin migrate kafka`, the demo's

@@ -12,17 +12,21 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public let message: String
     /// Seconds after which the same request may succeed (`Retry-After`), for 429 and 503.
     public let retryAfter: Int?
+    /// Further headers the answer carries (`Allow` with a 405).
+    public let headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
+        self.headers = headers
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = try CanonicalJSON.encode(APIErrorBody(code: code, message: message))
-        var headers: HTTPFields = [.contentType: "application/json"]
+        var headers = self.headers
+        headers[.contentType] = "application/json"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -38,6 +38,17 @@ import Testing
         #expect(documented.subtracting(routed).sorted() == [], "documented operations with no route")
     }
 
+    /// The revocation list's `state` filter names exactly the states a device can be in, so a
+    /// client the document generates never sends one the service refuses, nor misses one.
+    @Test func theStateFilterListsEveryDeviceState() throws {
+        let document = try OpenAPIDocument.load(Self.documentPath)
+        let paths = document.root["paths"] as? [String: Any]
+        let list = (paths?["/v1/revocations"] as? [String: Any])?["get"] as? [String: Any]
+        let state = (list?["parameters"] as? [[String: Any]])?.first { $0["name"] as? String == "state" }
+        let documented = (state?["schema"] as? [String: Any])?["enum"] as? [String]
+        #expect(documented == DeviceAckState.allCases.map(\.rawValue))
+    }
+
     /// Any operation that reaches the database may answer 503 `database_unavailable`; the
     /// document says so for every one of them (the monitoring page's static files, the health and
     /// metrics endpoints and the credential check do not read the database).

@@ -197,12 +197,26 @@ extension TestFamily {
                 #expect(try await bed.violationCount() == 1)
                 #expect(try await bed.count("SELECT count(*) FROM notification_outbox WHERE kind = 'key_chain_violation'") == 1)
 
+                // An outside client's report: ids in lower case, a timestamp without milliseconds.
+                // Not the canonical form, and unsigned, so accepted and kept canonical.
+                var outside = try JSONSerialization.jsonObject(with: try CanonicalJSON.encode(fresh)) as! [String: Any]
+                for key in ["report_id", "family_member_id", "reporter_user_id", "reporter_device_id"] {
+                    outside[key] = (outside[key] as! String).lowercased()
+                }
+                outside["detected_at"] = "2026-11-29T12:00:00Z"
+                let accepted = try await TestHTTP.send(
+                    "POST", bed.service.baseURL.appendingPathComponent("v1/key-chain-violations"),
+                    headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")],
+                    body: try JSONSerialization.data(withJSONObject: outside))
+                #expect(accepted.status == 201, "\(String(decoding: accepted.body, as: UTF8.self))")
+                #expect(try await bed.violationCount() == 2)
+
                 // The reporter the CLI uses never throws and delivers.
                 var second = fresh
                 second.reportID = UUID()
                 await AuditServiceViolationReporter(audit: audit, notice: { Issue.record("not delivered: \($0)") })
                     .report(second)
-                #expect(try await bed.violationCount() == 2)
+                #expect(try await bed.violationCount() == 3)
             }
         }
     }

@@ -72,6 +72,25 @@ import Testing
     }
 
     /// Every authenticated route refuses a missing, non-bearer, empty or oversized token before any lookup.
+    /// A path the service serves, asked with a method it does not serve: 405 with `Allow`
+    /// naming every method of that path (captures included), before authentication; a path
+    /// that names nothing stays 404.
+    @Test func aMethodThePathDoesNotServeIsA405WithAllow() async throws {
+        try await Self.application().test(.router) { client in
+            let trace = try await client.execute(uri: "/health", method: .trace)
+            try Self.expectError(trace, .methodNotAllowed, "method_not_allowed")
+            #expect(trace.headers[.allow] == "GET")
+            let put = try await client.execute(uri: "/v1/family-members/\(UUID())", method: .put)
+            try Self.expectError(put, .methodNotAllowed, "method_not_allowed")
+            #expect(put.headers[.allow] == "GET")
+            let delete = try await client.execute(uri: "/v1/auth/challenge", method: .delete)
+            #expect(delete.status == .methodNotAllowed)
+            #expect(delete.headers[.allow] == "POST")
+            try Self.expectError(try await client.execute(uri: "/v1/nothing-here", method: .trace), .notFound, "not_found")
+            try Self.expectError(try await client.execute(uri: "/v1/family-members/x/y/z/w", method: .get), .notFound, "not_found")
+        }
+    }
+
     @Test(arguments: [nil, "Basic YWRtaW46YWRtaW4=", "Bearer ", "Bearer " + String(repeating: "a", count: 129)])
     func authenticationIsRefusedWithoutAUsableBearerToken(header: String?) async throws {
         try await Self.application().test(.router) { client in

@@ -42,7 +42,7 @@ import Testing
     @Test func aBatchNamesEachRecordOnce() throws {
         let record = UUID()
         try GrantRules.checkBatch([record, UUID()])
-        #expect(Self.violation { try GrantRules.checkBatch([record, record]) }?.kind == .malformed)
+        #expect(Self.violation { try GrantRules.checkBatch([record, record]) }?.code == "duplicate_record")
     }
 
     @Test func aRevocationMovesExactlyOneVersionUp() throws {

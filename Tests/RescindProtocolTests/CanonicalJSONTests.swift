@@ -64,6 +64,19 @@ import Testing
         #expect(!CanonicalJSON.sameJSON(try tree("{\"a\":\"\u{E9}\"}"), try tree("{\"a\":\"e\u{301}\"}")))
     }
 
+    /// Unsigned input may differ in its values' spelling, never in its fields.
+    @Test func namesOnlyKnownFieldsRefusesWhatRidesAlongAtAnyDepth() throws {
+        func tree(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+        let bytes = try CanonicalJSON.encode(command)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(CanonicalJSON.namesOnlyKnownFields(try tree(text), command))
+        #expect(CanonicalJSON.namesOnlyKnownFields(try tree(text.lowercased()), command))  // every value respelled
+        #expect(!CanonicalJSON.namesOnlyKnownFields(try tree(text.replacingOccurrences(of: "{", with: #"{"note":"x","#)), command))
+        #expect(CanonicalJSON.namesOnly(try tree(#"{"a":[{"b":1}]}"#), try tree(#"{"a":[{"b":2,"c":3}]}"#)))
+        #expect(!CanonicalJSON.namesOnly(try tree(#"{"a":[{"b":1,"z":0}]}"#), try tree(#"{"a":[{"b":2,"c":3}]}"#)))
+        #expect(!CanonicalJSON.namesOnly(try tree(#"{"a":[1,2]}"#), try tree(#"{"a":[1]}"#)))
+    }
+
     @Test func holdsExactlyComparesWithTheCanonicalEncoding() throws {
         let bytes = try CanonicalJSON.encode(command)
         #expect(CanonicalJSON.holdsExactly(try JSONSerialization.jsonObject(with: bytes), command))

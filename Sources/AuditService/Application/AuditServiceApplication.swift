@@ -195,6 +195,7 @@ public enum AuditServiceApplication {
             hub: hub, authorization: monitoring,
             slots: StreamSlots(capacity: configuration.monitoring.maxStreams, metrics: metrics), pool: pool
         ).addRoutes(to: router)
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 }

@@ -55,8 +55,10 @@ struct KeyChainViolationController {
         }
     }
 
-    /// The report, held to the same rules as one read from Kafka: exactly the fields the
-    /// payload has (nothing unknown rides along), every field within `MessageLimits`.
+    /// The report, held to the same rules as one read from Kafka: only fields the payload has
+    /// (nothing unknown rides along), every field within `MessageLimits`. Unlike a signed message
+    /// it need not be in canonical form (ids in either case, timestamps without milliseconds):
+    /// the audit service keeps and forwards the canonical form it decoded.
     /// - Throws: 413 for a body over `maxBodyBytes`, 400 `bad_request` for one that is not a
     ///   report, 422 `invalid_field` naming the first field outside its limits.
     static func decode(_ request: Request) async throws -> KeyChainViolation {
@@ -69,7 +71,7 @@ struct KeyChainViolationController {
         let data = Data(buffer: buffer)
         guard let violation = try? CanonicalJSON.decode(KeyChainViolation.self, from: data),
             let received = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            CanonicalJSON.holdsExactly(received, violation)
+            CanonicalJSON.namesOnlyKnownFields(received, violation)
         else {
             throw APIError.badRequest("the body is not a key chain violation report (rescind.key_chain_violation.v1 payload)")
         }

@@ -146,6 +146,7 @@ public enum GrantServiceApplication {
         RevocationController(revocations: revocations, maxUploadBytes: configuration.http.maxUploadBytes, metrics: metrics)
             .addRoutes(to: authenticated)
         RevocationExposureController(exposures: RevocationExposureStore(pool: pool)).addRoutes(to: authenticated)
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 

@@ -38,7 +38,7 @@ struct InvitationController {
         let id = try context.uuidParameter("invitationID")
         let signed = try await request.decode(as: SignedInvitationAcceptance.self, context: context)
         guard signed.acceptance.invitationID == id else {
-            throw RuleViolation.malformed("the acceptance names another invitation than the URL")
+            throw RuleViolation.refused("invitation_mismatch", "the acceptance names another invitation than the URL")
         }
         let keys = try await invitations.keys(of: caller.userID)
         let now = Date()

@@ -43,7 +43,7 @@ extension GrantRules {
     ) throws(RuleViolation) {
         let acceptance = signed.acceptance
         guard acceptance.invitationID == invitation.invitationID else {
-            throw .malformed("the acceptance names another invitation than the URL")
+            throw .refused("invitation_mismatch", "the acceptance names another invitation than the URL")
         }
         guard acceptance.inviteeUserID == callerUserID else {
             throw RuleViolation(kind: .notAllowed, code: "forbidden", message: "an invitation is accepted by the invitee's own device")

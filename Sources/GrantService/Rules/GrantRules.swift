@@ -36,7 +36,7 @@ enum GrantRules {
 
     /// An upload batch names each record at most once.
     static func checkBatch(_ recordIDs: [UUID]) throws(RuleViolation) {
-        guard Set(recordIDs).count == recordIDs.count else { throw .malformed("a batch names each record at most once") }
+        guard Set(recordIDs).count == recordIDs.count else { throw .refused("duplicate_record", "a batch names each record at most once") }
     }
 
     /// A revocation moves the family member exactly one FMK version up.

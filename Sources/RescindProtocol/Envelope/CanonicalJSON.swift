@@ -54,6 +54,27 @@ extension CanonicalJSON {
         return sameJSON(received, known)
     }
 
+    /// Whether `received` (a `JSONSerialization` tree) names no field that `value`'s encoding
+    /// lacks, at any depth: for unsigned input, where the values were already checked by
+    /// decoding `value` from it and only what rides along unread is left to refuse.
+    public static func namesOnlyKnownFields<T: Encodable>(_ received: Any, _ value: T) -> Bool {
+        guard let data = try? encode(value),
+            let known = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+        else { return false }
+        return namesOnly(received, known)
+    }
+
+    static func namesOnly(_ received: Any, _ known: Any) -> Bool {
+        switch (received, known) {
+        case let (received as [String: Any], known as [String: Any]):
+            return received.allSatisfy { key, value in known[key].map { namesOnly(value, $0) } ?? false }
+        case let (received as [Any], known as [Any]):
+            return received.count == known.count && zip(received, known).allSatisfy { namesOnly($0, $1) }
+        default:
+            return true
+        }
+    }
+
     /// Structural equality of two `JSONSerialization` trees. Strings compare by their UTF-8
     /// bytes (not Unicode equivalence); numbers as `NSNumber` does. Written out rather than
     /// `NSDictionary.isEqual`, whose bridging of nested arrays is missing from executables
