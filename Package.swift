@@ -366,7 +366,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "RescindClient", "RescindCrypto", "RescindDevKit", "RescindObservability", "RescindPostgres", "RescindTestSupport",
+                "RescindClient", "RescindCrypto", "RescindDevKit", "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTestSupport",
                 "RescindTLS",
             ]),
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.

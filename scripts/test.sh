@@ -25,6 +25,9 @@ source .stack/env
 
 echo "[test] building"
 swift build --build-tests
+# The Python tools some tests drive (jsonschema for the Kafka messages, schemathesis).
+RESCIND_TEST_PYTHON=$(scripts/python-tools.sh)
+export RESCIND_TEST_PYTHON
 
 # Runs `swift test` with a bound on its wall time, its output line-buffered and kept in
 # .stack/test-<label>.log. A run past its bound is stopped, and the tests it had started but not

@@ -59,6 +59,13 @@ extension CLITests {
                 // Emma's creation and grant, and the audit copies of the two enrolments' notices.
                 #expect(schemas.sorted() == ["rescind.access_event.v1", "rescind.access_event.v1", "rescind.governance_notice.v1", "rescind.governance_notice.v1"])
 
+                // --until-end prints what the topic held when tail started and exits: all of it.
+                let held = try await RescindProcess.admin(
+                    ["tail", "access_events", "--from-beginning", "--until-end", "--json"], environment: kafka, timeout: .seconds(60))
+                #expect(held.status == 0 && held.stdout.split(separator: "\n").count >= 4, "\(held)")
+                try await RescindProcess.admin(["tail", "access_events", "--until-end"], environment: kafka)
+                    .expectUsageError("--from-beginning")
+
                 // A signature under another key is flagged, not hidden.
                 let otherKey = Data(repeating: 7, count: 32).base64EncodedString()
                 let forged = try await RescindProcess.admin(

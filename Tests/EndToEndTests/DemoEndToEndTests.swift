@@ -1,5 +1,6 @@
 import Foundation
 import RescindDevKit
+import RescindProtocol
 import RescindTestSupport
 import Testing
 
@@ -27,9 +28,10 @@ import Testing
         let grantPort = try FreePort.next()
         var auditPort = try FreePort.next()
         while auditPort == grantPort { auditPort = try FreePort.next() }
+        let topicPrefix = "e2e-demo-\(UUID().uuidString.prefix(8).lowercased())."
         let arguments = [
             "demo", "--records", "120", "--grant-port", String(grantPort), "--audit-port", String(auditPort), "--ack-deadline", "4",
-            "--root", Self.repository.path, "--state-directory", state.path,
+            "--root", Self.repository.path, "--state-directory", state.path, "--topic-prefix", topicPrefix,
         ]
         // Bounded below the test's time limit, so a demo that hangs fails here with its timeline.
         let result = try await ChildProcess.run(rescindDev, arguments, directory: Self.repository, timeout: .seconds(200))
@@ -88,6 +90,8 @@ import Testing
         for expected in expectations {
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")
         }
+        try await Self.expectEveryMessageMatchesTheSchemas(topicPrefix: topicPrefix, in: state)
+
         // The monitoring page needs the operator token: the demo says where it is, never what it is.
         let tokenFile = state.appendingPathComponent("keys/audit-operator.token")
         #expect(output.contains("sign in with the operator token in \(tokenFile.path)"), "\(output.suffix(1500))")
@@ -95,5 +99,50 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let token = try String(contentsOf: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.count >= 32 && !output.contains(token))
+    }
+
+    /// The contract an outside consumer reads: every message the demo's processes put on each
+    /// topic, read back with `rescind-admin tail --until-end` and validated against `schemas/` by
+    /// an independent validator (Python jsonschema, `scripts/validate-messages.py`). Each kind the
+    /// story publishes must have been seen; it publishes every kind but two (a reissued command,
+    /// and an agent's key chain report: its refusals are the CLI's, reported over HTTPS).
+    static func expectEveryMessageMatchesTheSchemas(topicPrefix: String, in state: URL) async throws {
+        let directory = state.appendingPathComponent("messages")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var environment = environment
+        environment["RESCIND_TOPIC_PREFIX"] = topicPrefix
+        for topic in Topic.allCases {
+            let tail = try await ChildProcess.run(
+                binaries.appendingPathComponent("rescind-admin"), ["tail", topic.rawValue, "--json", "--from-beginning", "--until-end"],
+                environment: environment, directory: repository, timeout: .seconds(60), separateOutput: true)
+            #expect(tail.status == 0 && !tail.timedOut, "tail \(topic.rawValue): \(tail.stderr.suffix(1000))")
+            #expect(!tail.stdout.isEmpty, "the demo put nothing on \(topic.rawValue)")
+            try Data(tail.stdout.utf8).write(to: directory.appendingPathComponent("\(topic.rawValue).jsonl"))
+        }
+        let python = URL(fileURLWithPath: environment["RESCIND_TEST_PYTHON"] ?? "/usr/bin/python3")
+        let schemas = [
+            RevocationEvent.schema, AccessEvent.schema, DeviceCommand.schema, GovernanceNotice.schema, DeviceAck.schema,
+            AuditNotification.schema,
+        ]
+        let validation = try await ChildProcess.run(
+            python, ["scripts/validate-messages.py", "schemas", directory.path, "--require"] + schemas, environment: environment,
+            directory: repository, timeout: .seconds(120))
+        #expect(
+            validation.status == 0,
+            "the demo's messages against schemas/ (python: \(python.path); scripts/test.sh installs jsonschema):\n\(validation.output.suffix(4000))")
+
+        // The validator fails closed: one of those events with a field of the wrong type.
+        let events = try String(contentsOf: directory.appendingPathComponent("revocation_events.jsonl"), encoding: .utf8)
+        var event = try #require(try JSONSerialization.jsonObject(with: Data(events.prefix { $0 != "\n" }.utf8)) as? [String: Any])
+        var payload = try #require(event["payload"] as? [String: Any])
+        payload["new_fmk_version"] = "two"
+        event["payload"] = payload
+        let tampered = state.appendingPathComponent("tampered")
+        try FileManager.default.createDirectory(at: tampered, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: event).write(to: tampered.appendingPathComponent("revocation_events.jsonl"))
+        let refused = try await ChildProcess.run(
+            python, ["scripts/validate-messages.py", "schemas", tampered.path], environment: environment, directory: repository,
+            timeout: .seconds(120))
+        #expect(refused.status == 1 && refused.output.contains("new_fmk_version"), "\(refused.output.suffix(2000))")
     }
 }

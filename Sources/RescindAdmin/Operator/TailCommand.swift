@@ -20,6 +20,7 @@ struct TailCommand: AsyncParsableCommand {
             Examples:
               rescind-admin tail revocation_events --from-beginning
               rescind-admin tail device_acks --json --limit 10
+              rescind-admin tail audit_notifications --json --from-beginning --until-end > notifications.jsonl
             """)
 
     @Argument(help: "Topic: \(Topic.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -34,8 +35,11 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many messages.")
     var limit: Int?
 
-    @Option(help: "Partitions of the topic to read.")
-    var partitions: Int32 = 4
+    @Flag(help: "With --from-beginning: exit once every message the topic held when tail started is printed.")
+    var untilEnd = false
+
+    @Option(help: "Partitions of the topic to read (default: every partition it has).")
+    var partitions: Int32?
 
     @Option(help: "Base64 Ed25519 public key to verify grant-service signatures with.")
     var verifyKey: String?
@@ -47,6 +51,12 @@ struct TailCommand: AsyncParsableCommand {
             return try reader.kafkaSecurity()
         } catch let error as ConfigurationError {
             throw CLIError(error.description)
+        }
+    }
+
+    func validate() throws {
+        guard !untilEnd || fromBeginning else {
+            throw ValidationError("--until-end reads what the topic holds: use it with --from-beginning")
         }
     }
 
@@ -63,21 +73,47 @@ struct TailCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "rescind.tail")
         logger.logLevel = .error
+        let security = try Self.kafkaSecurity(environment)
+        var count = partitions ?? 0
+        if partitions == nil { count = try await Self.partitionCount(of: name, bootstrap: bootstrap, security: security, logger: logger) }
         let consumer = try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(
-                bootstrapServers: bootstrap, clientID: "rescind-tail", additionalProperties: try Self.kafkaSecurity(environment)),
+            configuration: KafkaConsumerConfiguration(bootstrapServers: bootstrap, clientID: "rescind-tail", additionalProperties: security),
             subscription: .partitions(
-                (0..<partitions).map {
+                (0..<count).map {
                     KafkaPartitionAssignment(topic: name, partition: $0, start: fromBeginning ? .beginning : .end)
                 }),
             logger: logger)
+        // With --until-end: the last offset of each partition that holds anything now.
+        var unread: [Int32: Int64] = [:]
+        if untilEnd {
+            for marks in try await consumer.watermarks() where marks.high > marks.low {
+                unread[marks.partition] = marks.high - 1
+            }
+        }
         var printed = 0
-        for try await message in consumer.messages {
-            print(json ? String(decoding: message.value ?? Data(), as: UTF8.self) : MessageLine(message, verifyingWith: key).text)
-            printed += 1
-            if let limit, printed >= limit { break }
+        if !(untilEnd && unread.isEmpty) {
+            for try await message in consumer.messages {
+                print(json ? String(decoding: message.value ?? Data(), as: UTF8.self) : MessageLine(message, verifyingWith: key).text)
+                printed += 1
+                if let limit, printed >= limit { break }
+                if untilEnd, let last = unread[message.partition], message.offset >= last {
+                    unread[message.partition] = nil
+                    if unread.isEmpty { break }
+                }
+            }
         }
         await consumer.close()
+    }
+}
+
+extension TailCommand {
+    /// The topic's partition count from the cluster's metadata.
+    static func partitionCount(of topic: String, bootstrap: String, security: [String: String], logger: Logger) async throws -> Int32 {
+        let admin = try KafkaAdmin(bootstrapServers: bootstrap, clientID: "rescind-tail", additionalProperties: security, logger: logger)
+        guard let description = try await admin.existingTopics([topic])[topic] else {
+            throw CLIError("the topic \(topic) does not exist on \(bootstrap)")
+        }
+        return description.partitions
     }
 }
 

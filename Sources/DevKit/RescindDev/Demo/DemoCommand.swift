@@ -43,6 +43,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Where the demo keeps logs, keys and agent data (default: <root>/.stack/demo).")
     var stateDirectory: String?
 
+    @Option(help: "Prefix of the demo's Kafka topics (default: demo-<seconds since 1970>.), to read them afterwards.")
+    var topicPrefix: String?
+
     func run() async throws {
         let repository = URL(fileURLWithPath: root)
         let directory = DemoDirectory(
@@ -67,7 +70,7 @@ struct DemoCommand: AsyncParsableCommand {
         let tls = try await DemoTLS.resolve(environment: environment, repository: repository, directory: directory.root)
         let story = DemoStory(
             repository: repository, directory: directory, databaseURL: database, kafkaBootstrapServers: kafka,
-            kafkaFetchWaitMilliseconds: fetchWaitMilliseconds, topicPrefix: "demo-\(Int(Date().timeIntervalSince1970)).",
+            kafkaFetchWaitMilliseconds: fetchWaitMilliseconds, topicPrefix: topicPrefix ?? "demo-\(Int(Date().timeIntervalSince1970)).",
             grantPort: grantPort, auditPort: auditPort, emmaRecords: records, ackDeadlineSeconds: ackDeadline, tls: tls)
         do {
             try await story.play()
