@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -86,6 +87,15 @@ let package = Package(
         // The metadata keys of every structured log (`LogKey`), in one place, and how every executable
         // writes its log lines (`RescindLogging`: text or JSON lines); swift-log only.
         .target(name: "RescindObservability", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // W3C Trace Context, a tracer for swift-distributed-tracing, and a bounded OTLP/HTTP exporter.
+        .target(
+            name: "RescindTracing",
+            dependencies: [
+                "RescindConfiguration",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
 
         .target(
             name: "RescindKafka",
@@ -149,6 +159,7 @@ let package = Package(
                 "RescindProtocol",
                 "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -165,6 +176,7 @@ let package = Package(
             dependencies: [
                 "RescindConfiguration",
                 "RescindObservability",
+                "RescindTracing",
                 "RescindLifecycle",
                 "RescindCrypto",
                 "RescindPostgres",
@@ -253,6 +265,7 @@ let package = Package(
             name: "RescindCLI",
             dependencies: [
                 "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindObservability", "RescindProtocol", "RescindTLS",
+                "RescindTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -381,6 +394,8 @@ let package = Package(
         .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),
         .testTarget(name: "RescindObservabilityTests", dependencies: ["RescindObservability"]),
+        // The tracer and the exporter against the test kit's collector on loopback; no server of ours.
+        .testTarget(name: "RescindTracingTests", dependencies: ["RescindTracing", "RescindTestSupport"]),
         // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
         .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
         // rescind-bench's fleet model: its arithmetic and seeded simulation, no server.

@@ -8,11 +8,12 @@ import RescindServiceSupport
 await ServiceProcess.run("rescind-grant-service") {
     let configuration = try GrantServiceConfiguration(environment: ProcessInfo.processInfo.environment)
     try ServiceProcess.bootstrapLogging(level: configuration.logLevel)
+    let tracing = try ServiceProcess.bootstrapTracing("rescind-grant-service")
     let logger = Logger(label: "rescind.grant-service")
     let app = try await GrantServiceApplication.build(configuration: configuration, logger: logger) { port in
         logger.info("grant service listening", metadata: [LogKey.port: "\(port)"])
     } onMetricsServerRunning: { port in
         logger.info("grant service metrics listening", metadata: [LogKey.port: "\(port)"])
     }
-    try await ServiceProcess.serve(app, shutdownGrace: configuration.shutdownGrace, logger: logger)
+    try await ServiceProcess.serve(app, tracing: tracing, shutdownGrace: configuration.shutdownGrace, logger: logger)
 }

@@ -5,6 +5,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
 import RescindTLS
+import Tracing
 
 /// The HTTP exchange under both service clients: one process-wide AsyncHTTPClient, so
 /// every client in a process (an agent, the CLI, a benchmark hosting fifty agents) shares
@@ -90,12 +91,19 @@ struct HTTPTransport: Sendable {
             request.body = .bytes(ByteBuffer(data: body))
         }
         do {
-            let response = try await Self.client.execute(request, timeout: .init(timeout))
-            var buffer = try await response.body.collect(upTo: maximumResponseBytes)
-            let data = buffer.readData(length: buffer.readableBytes) ?? Data()
-            return Response(
-                status: Int(response.status.code), body: data, contentType: response.headers.first(name: "Content-Type"),
-                retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) })
+            // A client span per exchange, its trace context sent as `traceparent` (a no-op
+            // without a tracer). Named by method only: the path may carry ids.
+            return try await InstrumentationSystem.tracer.withAnySpan("HTTP \(method)", ofKind: .client) { span in
+                span.attributes["http.request.method"] = method
+                InstrumentationSystem.instrument.inject(span.context, into: &request.headers, using: HTTPHeadersInjector())
+                let response = try await Self.client.execute(request, timeout: .init(timeout))
+                span.attributes["http.response.status_code"] = Int(response.status.code)
+                var buffer = try await response.body.collect(upTo: maximumResponseBytes)
+                let data = buffer.readData(length: buffer.readableBytes) ?? Data()
+                return Response(
+                    status: Int(response.status.code), body: data, contentType: response.headers.first(name: "Content-Type"),
+                    retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) })
+            }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -127,5 +135,11 @@ struct HTTPTransport: Sendable {
         let text = String(describing: error)
         if text.contains("Connection refused") || text.contains("connectionRefused") { return "connection refused" }
         return text.replacingOccurrences(of: "\n", with: " ")
+    }
+}
+
+struct HTTPHeadersInjector: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: key, value: value)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RescindLifecycle
 import RescindObservability
+import RescindTracing
 import ServiceLifecycle
 
 /// How a Rescind service process starts and ends, the same for every service so that an
@@ -30,13 +31,24 @@ public enum ServiceProcess {
     /// Runs `application` until SIGTERM or SIGINT, then shuts it down gracefully within
     /// `shutdownGrace`; past that the process exits with `ShutdownDeadline.exitStatus` and one
     /// critical log line (a database that stopped answering must not keep it running).
-    public static func serve(_ application: some Service, shutdownGrace: Duration, logger: Logger) async throws {
+    /// - Parameter tracing: the exporter `bootstrapTracing` returned: run beside the
+    ///   application, stopped after it so that its last spans still go out.
+    public static func serve(
+        _ application: some Service, tracing: OTLPExporter? = nil, shutdownGrace: Duration, logger: Logger
+    ) async throws {
+        // Graceful shutdown runs from the last service to the first: the deadline first, the
+        // exporter after the application.
+        var services: [any Service] = [application, ShutdownDeadline(grace: shutdownGrace, logger: logger)]
+        if let tracing { services.insert(TracingExport(exporter: tracing), at: 0) }
         let group = ServiceGroup(
-            configuration: .init(
-                // The deadline last: graceful shutdown reaches it first.
-                services: [application, ShutdownDeadline(grace: shutdownGrace, logger: logger)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+
+    /// Tracing when `RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT` is set (`OTLPExporter.bootstrap`);
+    /// pass what it returns to `serve`.
+    public static func bootstrapTracing(_ program: String) throws -> OTLPExporter? {
+        try OTLPExporter.bootstrap(serviceName: program, environment: ProcessInfo.processInfo.environment)
     }
 
     /// Sends every `Logger` to standard error at `level` (a swift-log level name such as
@@ -45,5 +57,14 @@ public enum ServiceProcess {
     /// - Throws: `LogFormatError` for an unknown `RESCIND_LOG_FORMAT`.
     public static func bootstrapLogging(level: String) throws {
         try RescindLogging.bootstrap(level: level, environment: ProcessInfo.processInfo.environment)
+    }
+}
+
+/// The exporter as a service: sends batches until graceful shutdown, then what is left.
+struct TracingExport: Service {
+    let exporter: OTLPExporter
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await exporter.run() }
     }
 }

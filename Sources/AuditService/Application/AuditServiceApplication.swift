@@ -168,6 +168,7 @@ public enum AuditServiceApplication {
         let serviceKey = signingKey.publicKey
         let auditLog = AuditLog(signingKey: signingKey)
         let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ServerTracingMiddleware())
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: HTTPMetricsMiddleware(metrics.service))
         // Shed: every route that may answer 503 by its document; the static ones and metrics never are.

@@ -99,6 +99,7 @@ public enum GrantServiceApplication {
         topicWatch: KafkaTopicWatch? = nil, metrics: GrantMetrics = GrantMetrics()
     ) -> Router<GrantRequestContext> {
         let router = Router(context: GrantRequestContext.self)
+        router.add(middleware: ServerTracingMiddleware())
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RuleViolationMiddleware())
         router.add(middleware: HTTPMetricsMiddleware(metrics.service))

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import RescindClient
+import RescindTracing
+import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,18 +14,51 @@ extension Rescind {
     /// its user-info dictionary).
     static func main() async {
         do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
+            let command = try parseAsRoot()
+            let tracing = try OTLPExporter.bootstrap(serviceName: "rescind", environment: ProcessInfo.processInfo.environment)
+            var failure: (any Error)?
+            // One trace per command: its root span, then a client span per request.
+            let span = InstrumentationSystem.tracer.startAnySpan("rescind \(Self.name(of: command))")
+            do {
+                try await Self.run(command, in: span.context)
+            } catch {
+                span.recordError(error)
+                failure = error
             }
+            span.end()
+            // The command's spans go out before the process ends, within the exporter's deadline.
+            await tracing?.sendQueued()
+            if let failure { throw failure }
         } catch {
             let shown = presentable(error)
             guard let status = ExitStatus(of: error) ?? ExitStatus(of: shown) else { exit(withError: shown) }
             FileHandle.standardError.write(Data((fullMessage(for: shown) + "\n").utf8))
             Foundation.exit(status.rawValue)
         }
+    }
+
+    /// Runs the command with `context` current, so that its requests are children of its span.
+    nonisolated static func run(_ command: sending any ParsableCommand, in context: ServiceContext) async throws {
+        var command = command
+        try await ServiceContext.$current.withValue(context) {
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        }
+    }
+
+    /// `identity create`, `revoke`: the words that name the command, never its arguments.
+    static func name(of command: any ParsableCommand) -> String {
+        func path(to target: any ParsableCommand.Type, from node: any ParsableCommand.Type) -> [String]? {
+            if ObjectIdentifier(node) == ObjectIdentifier(target) { return [] }
+            for child in node.configuration.subcommands {
+                if let rest = path(to: target, from: child) { return [child._commandName] + rest }
+            }
+            return nil
+        }
+        return path(to: type(of: command), from: Rescind.self)?.joined(separator: " ") ?? "command"
     }
 
     static func presentable(_ error: any Error) -> any Error {

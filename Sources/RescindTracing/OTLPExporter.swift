@@ -1,0 +1,140 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import RescindConfiguration
+import Synchronization
+import Tracing
+
+/// Sends ended spans to an OpenTelemetry collector over OTLP/HTTP (JSON), in the background and
+/// bounded: spans wait in a queue of `capacity`, go out in batches of `batchSize` at least every
+/// `interval`, each POST with a deadline of `requestTimeout`. A full queue drops the span, and a
+/// batch the collector did not take is dropped too (counted, never retried): no request, commit
+/// or ack ever waits on a collector that is down or slow.
+public final class OTLPExporter: SpanSink {
+    public struct Settings: Sendable {
+        /// The collector's base URL (`http://collector:4318`); spans go to `<endpoint>/v1/traces`.
+        public var endpoint: URL
+        /// `service.name` of every span this process exports.
+        public var serviceName: String
+        public var capacity = 2048
+        public var batchSize = 512
+        public var interval: Duration = .seconds(1)
+        public var requestTimeout: Duration = .seconds(2)
+
+        public init(endpoint: URL, serviceName: String) {
+            self.endpoint = endpoint
+            self.serviceName = serviceName
+        }
+    }
+
+    /// What happened to the spans so far.
+    public struct Counts: Sendable, Equatable {
+        public var exported = 0
+        public var dropped = 0
+        public var failedBatches = 0
+    }
+
+    private struct State {
+        var queue: [FinishedSpan] = []
+        var counts = Counts()
+        var flushRequested = false
+    }
+
+    public let settings: Settings
+    private let state = Mutex(State())
+    private let client: HTTPClient
+
+    public init(settings: Settings, client: HTTPClient = .shared) {
+        self.settings = settings
+        self.client = client
+    }
+
+    public var counts: Counts { state.withLock { $0.counts } }
+
+    public func accept(_ span: FinishedSpan) {
+        state.withLock { state in
+            guard state.queue.count < settings.capacity else {
+                state.counts.dropped += 1
+                return
+            }
+            state.queue.append(span)
+        }
+    }
+
+    public func flushSoon() { state.withLock { $0.flushRequested = true } }
+
+    /// Sends batches until the task is cancelled, then what is left, once, within the request
+    /// timeout.
+    public func run() async {
+        let clock = ContinuousClock()
+        var lastSent = clock.now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(100))
+            let due = state.withLock { state in
+                state.flushRequested || state.queue.count >= settings.batchSize
+            }
+            if due || lastSent.duration(to: clock.now) >= settings.interval {
+                await sendQueued()
+                lastSent = clock.now
+            }
+        }
+        // Not a child of the cancelled task, so that its requests are not cancelled at once.
+        await Task { await sendQueued() }.value
+    }
+
+    /// Sends every queued span now, in batches, each POST once: `run`'s work, and a short-lived
+    /// process's last act (the CLI's, after its command).
+    public func sendQueued() async {
+        while true {
+            let batch = state.withLock { state -> [FinishedSpan] in
+                state.flushRequested = false
+                let batch = Array(state.queue.prefix(settings.batchSize))
+                state.queue.removeFirst(batch.count)
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let delivered = await post(batch)
+            state.withLock { state in
+                if delivered {
+                    state.counts.exported += batch.count
+                } else {
+                    state.counts.dropped += batch.count
+                    state.counts.failedBatches += 1
+                }
+            }
+        }
+    }
+
+    private func post(_ batch: [FinishedSpan]) async -> Bool {
+        do {
+            var request = HTTPClientRequest(url: settings.endpoint.appendingPathComponent("v1/traces").absoluteString)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try OTLPJSON.request(batch, serviceName: settings.serviceName)))
+            let response = try await client.execute(request, timeout: TimeAmount(settings.requestTimeout))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return (200..<300).contains(response.status.code)
+        } catch {
+            return false
+        }
+    }
+}
+
+extension OTLPExporter {
+    /// Tracing for this process when `RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT` names an OTLP/HTTP
+    /// collector (`http(s)://host:port`): bootstraps the process's tracer (`InstrumentationSystem`,
+    /// once per process) and returns the exporter to run or flush. Unset: no tracer (every span a
+    /// no-op) and `nil`.
+    /// - Throws: `ConfigurationError` for a value that is not an http or https URL with a host.
+    public static func bootstrap(serviceName: String, environment: [String: String]) throws -> OTLPExporter? {
+        var reader = EnvironmentReader(environment)
+        guard let text = reader.optionalString("RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT") else { return nil }
+        guard let endpoint = URL(string: text), ["http", "https"].contains(endpoint.scheme?.lowercased()), endpoint.host != nil else {
+            throw ConfigurationError(
+                variable: "RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT", problem: "must be the http(s) URL of an OTLP/HTTP collector")
+        }
+        let exporter = OTLPExporter(settings: Settings(endpoint: endpoint, serviceName: serviceName))
+        InstrumentationSystem.bootstrap(RescindTracer(sink: exporter))
+        return exporter
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Hummingbird
+import Logging
+import Synchronization
+
+/// An OpenTelemetry collector as small as a test needs: `POST /v1/traces` (OTLP/HTTP, JSON) on a
+/// loopback port, keeping every span it was sent with the `service.name` of its resource; or,
+/// with `holdFor`, holding every request that long first (a slow collector).
+public final class OTLPReceiver: Sendable {
+    private let bodies = Mutex<[Data]>([])
+    private let running: Mutex<ServiceUnderTest?> = Mutex(nil)
+
+    public var endpoint: URL { running.withLock { $0!.baseURL } }
+
+    public static func start(holdFor: Duration? = nil) async throws -> OTLPReceiver {
+        let receiver = OTLPReceiver()
+        let router = Router(context: BasicRequestContext.self)
+        router.post("v1/traces") { request, _ -> HTTPResponse.Status in
+            if let holdFor { try await Task.sleep(for: holdFor) }
+            let body = try await request.body.collect(upTo: 16 << 20)
+            receiver.bodies.withLock { $0.append(Data(buffer: body)) }
+            return .ok
+        }
+        let logger = Logger(label: "test.otlp-receiver")
+        let running = try await ServiceUnderTest.start(logger: logger, tls: false) { onServerRunning in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "otlp-receiver"),
+                onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+        }
+        receiver.running.withLock { $0 = running }
+        return receiver
+    }
+
+    public func stop() async {
+        await running.withLock { $0 }?.stop()
+    }
+
+    /// Every span received so far, as its OTLP JSON object, with the `service.name` it came from
+    /// under the key `service`.
+    public var spans: [[String: Any]] {
+        bodies.withLock { $0 }.flatMap { body -> [[String: Any]] in
+            let request = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+            return (request?["resourceSpans"] as? [[String: Any]] ?? []).flatMap { resource -> [[String: Any]] in
+                let attributes = (resource["resource"] as? [String: Any])?["attributes"] as? [[String: Any]] ?? []
+                let service = attributes.first { $0["key"] as? String == "service.name" }
+                    .flatMap { ($0["value"] as? [String: Any])?["stringValue"] as? String } ?? ""
+                return (resource["scopeSpans"] as? [[String: Any]] ?? []).flatMap { scope in
+                    (scope["spans"] as? [[String: Any]] ?? []).map { $0.merging(["service": service]) { old, _ in old } }
+                }
+            }
+        }
+    }
+
+    /// The raw request bodies, for a scan of everything that left a process.
+    public var rawBodies: [String] { bodies.withLock { $0 }.map { String(decoding: $0, as: UTF8.self) } }
+}
