@@ -163,7 +163,7 @@ import Testing
             let wrongURL = await #expect(throws: GrantServiceError.self) {
                 _ = try await other.client.acceptInvitation(UUID(), try Self.acceptance(of: token, by: other))
             }
-            #expect(wrongURL?.status == 400)
+            #expect(wrongURL?.status == 422 && wrongURL?.code == "invitation_mismatch")
             let unknown = await #expect(throws: GrantServiceError.self) { _ = try await other.client.invitation(UUID()) }
             #expect(unknown?.status == 404)
             #expect(try await owner.client.invitation(token.invitationID).status == .pending)

@@ -135,7 +135,7 @@ import Testing
             expectError(try await send(whole.prefix(whole.count - 1)), 400, "bad_request")
             expectError(try await send(whole + [0]), 400, "bad_request")
             expectError(try await send(Data("not records".utf8)), 400, "bad_request")
-            expectError(try await send(binary([records[0], records[0]])), 400, "bad_request")
+            expectError(try await send(binary([records[0], records[0]])), 422, "duplicate_record")
             // Binary bytes labelled as JSON are malformed JSON.
             expectError(try await http.send("PUT", path, token: token, body: whole), 400, "bad_request")
             let unknown = StagedRecord(
@@ -164,7 +164,7 @@ import Testing
             let again = try await home.adultA.client.uploadRevocationBatch(revocation.revocationID, Array(records.suffix(2)))
             #expect(again == UploadBatchResponse(staged: 2, totalStaged: 3, totalExpected: 3))
 
-            expectError(try await http.send("PUT", path, token: token, json: batch([records[0], records[0]])), 400, "bad_request")
+            expectError(try await http.send("PUT", path, token: token, json: batch([records[0], records[0]])), 422, "duplicate_record")
             var badNonce = records[0]
             badNonce.nonce = Data(count: 8)
             expectError(try await http.send("PUT", path, token: token, json: batch([badNonce])), 400, "bad_request")
