@@ -103,6 +103,7 @@ let package = Package(
                 "CRdKafka",
                 "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -124,6 +125,7 @@ let package = Package(
             dependencies: [
                 .target(name: "CMalloc", condition: .when(platforms: [.linux])),
                 "RescindObservability",
+                "RescindTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -196,6 +198,8 @@ let package = Package(
             name: "GrantService",
             dependencies: [
                 "RescindObservability",
+                "RescindTracing",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "RescindServiceSupport",
                 "RescindTLS",
                 "RescindConfiguration",
@@ -216,6 +220,8 @@ let package = Package(
             name: "AuditService",
             dependencies: [
                 "RescindObservability",
+                "RescindTracing",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "RescindServiceSupport",
                 "RescindTLS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -243,6 +249,8 @@ let package = Package(
             name: "DeviceAgent",
             dependencies: [
                 "RescindObservability",
+                "RescindTracing",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "RescindLifecycle",
                 "RescindClient",
                 "RescindTLS",
@@ -286,7 +294,7 @@ let package = Package(
         .executableTarget(
             name: "DeviceAgentMain",
             dependencies: [
-                "DeviceAgent", "RescindConfiguration", "RescindLifecycle", "RescindObservability",
+                "DeviceAgent", "RescindConfiguration", "RescindLifecycle", "RescindObservability", "RescindTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -313,9 +321,10 @@ let package = Package(
             name: "RescindDev",
             dependencies: [
                 "RescindDevKit", "DeviceAgent", "RescindClient", "RescindConfiguration", "RescindCrypto", "RescindKafka",
-                "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTLS",
+                "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTLS", "RescindTracing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Sources/DevKit/RescindDev"
         ),
@@ -385,7 +394,7 @@ let package = Package(
         // Reads the manifest, sources and deploy/: checks layering and deployment, needs no server.
         .testTarget(name: "ArchitectureTests", dependencies: [.product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
-        .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit"]),
+        .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit", "RescindTracing"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto"]),
         // The client library alone: QR codes, invitations' encoding and checks (no server).

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import DeviceAgent
 import Logging
+import RescindTracing
 import RescindClient
 import RescindConfiguration
 import RescindObservability
@@ -97,7 +98,9 @@ struct RunCommand: AgentSubcommand {
         var environment = try AgentEnvironment()
         if locked { environment.configuration.startLocked = true }
         let metrics = environment.configuration.metricsFile.map { _ in AgentMetricsExport.bootstrapPrometheus() }
-        try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger).run(metrics: metrics, boundedShutdown: true)
+        let tracing = try OTLPExporter.bootstrap(serviceName: "rescind-agent", environment: ProcessInfo.processInfo.environment)
+        try await DeviceAgent.open(configuration: environment.configuration, logger: environment.logger)
+            .run(metrics: metrics, boundedShutdown: true, tracing: tracing)
     }
 }
 

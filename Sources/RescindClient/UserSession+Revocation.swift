@@ -2,6 +2,7 @@ import Foundation
 import RescindCrypto
 import RescindObservability
 import RescindProtocol
+import Tracing
 
 /// How far a revocation has come, for progress bars.
 public struct RevocationProgress: Sendable, Equatable {
@@ -96,26 +97,56 @@ extension UserSession {
         afterFetchingKey: () async throws -> Void, beforeCommit: (Int) async throws -> Void = { _ in }
     ) async throws -> RevocationCommitted {
         let started = ContinuousClock.now
+        // One span for the whole revocation and one per step (no-ops with tracing off): the
+        // commit's request carries it to the grant service, and from there to every device.
+        let span = InstrumentationSystem.tracer.startAnySpan("revocation")
+        span.attributes["rescind.fmk_version"] = revocation.newFMKVersion
+        defer { span.end() }
+        do {
+            return try await ServiceContext.withValue(span.context) {
+                try await complete(
+                    revocation, uploadBatchSize: uploadBatchSize, progress: progress, started: started, span: span,
+                    afterFetchingKey: afterFetchingKey, beforeCommit: beforeCommit)
+            }
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    private func complete(
+        _ revocation: RevocationResponse, uploadBatchSize: Int, progress: @Sendable (RevocationProgress) -> Void,
+        started: ContinuousClock.Instant, span: any Span,
+        afterFetchingKey: () async throws -> Void, beforeCommit: (Int) async throws -> Void
+    ) async throws -> RevocationCommitted {
         do {
             progress(RevocationProgress(phase: .downloading, recordsDone: 0, recordsTotal: revocation.recordIDs.count))
-            let verified = try await verifiedKey(revocation.familyMemberID)
+            let verified = try await step("fetch key") { try await verifiedKey(revocation.familyMemberID) }
             let (oldFMK, version) = (verified.fmk, verified.wrapped.fmkVersion)
             guard version == revocation.fromFMKVersion else {
                 throw Self.versionConflict("the FMK changed since the revocation began")
             }
             // Before any work: whom the new FMK will be wrapped to, each key verified here.
-            let recipients = try await verifiedRecipients(revocation.remainingGrantees, of: revocation, verified: verified.entry)
+            let recipients = try await step("verify recipients") {
+                try await verifiedRecipients(revocation.remainingGrantees, of: revocation, verified: verified.entry)
+            }
             try await afterFetchingKey()
-            var (records, cursor) = try await recordsToReencrypt(revocation, since: 0)
+            var (records, cursor) = try await step("download") { try await recordsToReencrypt(revocation, since: 0) }
             let total = records.count
+            span.attributes["rescind.records"] = total
 
             let newFMK = SecretKey()
             progress(RevocationProgress(phase: .reencrypting, recordsDone: 0, recordsTotal: total))
-            var batches = try await RecordCipher.resealIntoBatches(
-                records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion, batchSize: uploadBatchSize)
+            var batches = try await step("re-encrypt") {
+                try await RecordCipher.resealIntoBatches(
+                    records, from: oldFMK, to: newFMK, newVersion: revocation.newFMKVersion, batchSize: uploadBatchSize)
+            }
             progress(RevocationProgress(phase: .uploading, recordsDone: 0, recordsTotal: total))
-            let uploaded = try await upload(batches, of: revocation) { uploaded in
-                progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
+            let uploaded = try await step("upload") {
+                try await upload(batches, of: revocation) { uploaded in
+                    progress(RevocationProgress(phase: .uploading, recordsDone: uploaded, recordsTotal: total))
+                }
             }
 
             var grants = try recipients.map {
@@ -133,12 +164,11 @@ extension UserSession {
                 try await beforeCommit(catchUps)
                 let elapsed = ContinuousClock.now - started
                 do {
-                    let committed = try await client.commitRevocation(
-                        revocation.revocationID,
-                        CommitRevocationRequest(
-                            newFMKVersion: revocation.newFMKVersion, grants: grants,
-                            clientDurationMs: elapsed.wholeMilliseconds,
-                            statement: try revokeStatement(revocation, grants: grants, newFMK: newFMK, after: verified.entry)))
+                    let request = CommitRevocationRequest(
+                        newFMKVersion: revocation.newFMKVersion, grants: grants, clientDurationMs: elapsed.wholeMilliseconds,
+                        statement: try revokeStatement(revocation, grants: grants, newFMK: newFMK, after: verified.entry))
+                    let committed = try await step("commit") { try await client.commitRevocation(revocation.revocationID, request) }
+                    span.attributes["rescind.catch_ups"] = catchUps
                     progress(RevocationProgress(phase: .committed, recordsDone: uploaded, recordsTotal: total, catchUps: catchUps))
                     return committed
                 } catch let error as GrantServiceError where error.code == "stale_identity_key" && catchUps < Self.maximumCatchUps {
@@ -168,6 +198,11 @@ extension UserSession {
             try? await client.abandonRevocation(revocation.revocationID)
             throw error
         }
+    }
+
+    /// `body` under a child span named `name` of the current one.
+    private func step<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
+        try await InstrumentationSystem.tracer.withAnySpan(name) { _ in try await body() }
     }
 
     /// How many times a commit refused for records changed meanwhile is retried after

@@ -59,12 +59,3 @@ public enum ServiceProcess {
         try RescindLogging.bootstrap(level: level, environment: ProcessInfo.processInfo.environment)
     }
 }
-
-/// The exporter as a service: sends batches until graceful shutdown, then what is left.
-struct TracingExport: Service {
-    let exporter: OTLPExporter
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown { await exporter.run() }
-    }
-}

@@ -16,6 +16,9 @@ public final class OTLPExporter: SpanSink {
         public var endpoint: URL
         /// `service.name` of every span this process exports.
         public var serviceName: String
+        /// `service.instance.id`: random per process (hex, so that no id of ours is mistaken for
+        /// it), telling apart the processes of one service, such as each device's agent.
+        public var instanceID = TraceContext.hex(TraceContext.randomID(count: 8))
         public var capacity = 2048
         public var batchSize = 512
         public var interval: Duration = .seconds(1)
@@ -44,7 +47,8 @@ public final class OTLPExporter: SpanSink {
     private let state = Mutex(State())
     private let client: HTTPClient
 
-    public init(settings: Settings, client: HTTPClient = .shared) {
+    /// - Parameter client: one that opens no spans (`.untraced`), or every export would trace itself.
+    public init(settings: Settings, client: HTTPClient = .untraced) {
         self.settings = settings
         self.client = client
     }
@@ -110,7 +114,7 @@ public final class OTLPExporter: SpanSink {
             var request = HTTPClientRequest(url: settings.endpoint.appendingPathComponent("v1/traces").absoluteString)
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try OTLPJSON.request(batch, serviceName: settings.serviceName)))
+            request.body = .bytes(ByteBuffer(bytes: try OTLPJSON.request(batch, serviceName: settings.serviceName, instanceID: settings.instanceID)))
             let response = try await client.execute(request, timeout: TimeAmount(settings.requestTimeout))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return (200..<300).contains(response.status.code)

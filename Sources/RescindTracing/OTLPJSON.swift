@@ -5,10 +5,13 @@ import Tracing
 /// ids in lower-case hex, times as decimal strings of Unix nanoseconds, 64-bit integers as
 /// strings, enums as their numbers.
 enum OTLPJSON {
-    static func request(_ spans: [FinishedSpan], serviceName: String) throws -> Data {
+    static func request(_ spans: [FinishedSpan], serviceName: String, instanceID: String) throws -> Data {
         let request = ExportRequest(resourceSpans: [
             ResourceSpans(
-                resource: Resource(attributes: [KeyValue(key: "service.name", value: .string(serviceName))]),
+                resource: Resource(attributes: [
+                    KeyValue(key: "service.name", value: .string(serviceName)),
+                    KeyValue(key: "service.instance.id", value: .string(instanceID)),
+                ]),
                 scopeSpans: [ScopeSpans(scope: Scope(name: "rescind"), spans: spans.map(OTLPSpan.init))])
         ])
         let encoder = JSONEncoder()

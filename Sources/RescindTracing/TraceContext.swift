@@ -42,6 +42,16 @@ public struct TraceContext: Sendable, Hashable {
     /// The `traceparent` header naming this position (version `00`).
     public var traceparent: String { "00-\(Self.hex(traceID))-\(Self.hex(spanID))-\(Self.hex([flags]))" }
 
+    /// `tracestate` as far as it may be stored and sent on (W3C: at most 512 characters of
+    /// printable ASCII); a caller's longer or stranger value is dropped rather than refused, so
+    /// that tracing never fails the work it watches.
+    public var storableTraceState: String? {
+        guard let traceState, traceState.utf8.count <= 512, traceState.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) else {
+            return nil
+        }
+        return traceState
+    }
+
     public var traceIDHex: String { Self.hex(traceID) }
     public var spanIDHex: String { Self.hex(spanID) }
 
@@ -98,5 +108,16 @@ extension ServiceContext {
     public var traceContext: TraceContext? {
         get { self[TraceContextKey.self] }
         set { self[TraceContextKey.self] = newValue }
+    }
+}
+
+extension ServiceContext {
+    /// A top-level context whose work continues `trace` (a stored or received position); `nil`
+    /// when there is none, and the work goes untraced.
+    public static func continuing(_ trace: TraceContext?) -> ServiceContext? {
+        guard let trace else { return nil }
+        var context = ServiceContext.topLevel
+        context.traceContext = trace
+        return context
     }
 }

@@ -33,11 +33,19 @@ import Testing
             "demo", "--records", "120", "--grant-port", String(grantPort), "--audit-port", String(auditPort), "--ack-deadline", "4",
             "--root", Self.repository.path, "--state-directory", state.path, "--topic-prefix", topicPrefix,
         ]
+        // Traced: every process the demo starts exports its spans to a collector of the test's.
+        let collector = try await OTLPReceiver.start()
+        var environment = Self.environment
+        environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.endpoint.absoluteString
         // Bounded below the test's time limit, so a demo that hangs fails here with its timeline.
-        let result = try await ChildProcess.run(rescindDev, arguments, directory: Self.repository, timeout: .seconds(200))
+        let result = try await ChildProcess.run(
+            rescindDev, arguments, environment: environment, directory: Self.repository, timeout: .seconds(200))
         _ = try await ChildProcess.run(
             rescindDev, ["demo", "--down", "--root", Self.repository.path, "--state-directory", state.path], directory: Self.repository,
             timeout: .seconds(60))
+        let spans = collector.spans
+        let exported = collector.rawBodies
+        await collector.stop()
         try? await TestDatabases.dropSchemas(
             ["demo_grant_\(grantPort)", "demo_audit_\(grantPort)"], url: Self.environment["RESCIND_DATABASE_URL"] ?? "")
         let (status, output) = (result.status, result.output)
@@ -91,6 +99,7 @@ import Testing
             #expect(output.contains(expected), "missing from the demo's timeline: \(expected)")
         }
         try await Self.expectEveryMessageMatchesTheSchemas(topicPrefix: topicPrefix, in: state)
+        try Self.expectOneTrace(of: output, in: spans, exported: exported)
 
         // The monitoring page needs the operator token: the demo says where it is, never what it is.
         let tokenFile = state.appendingPathComponent("keys/audit-operator.token")
@@ -99,6 +108,63 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let token = try String(contentsOf: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.count >= 32 && !output.contains(token))
+    }
+
+    /// The first revocation as one trace across five kinds of process, in the order of the
+    /// diagram in docs/decisions/tracing.md: the demo's client (`revoke` → `revocation` → `commit`
+    /// → its HTTP request), the grant service (the commit's server span → `relay publish`), each
+    /// device's agent (`command received` → `fmk rotation` or `secure deletion` → `ack
+    /// published`), and the audit service (`revocation event recorded`, `ack recorded`, and
+    /// `revocation completed` under the message that completed it). Nothing exported names a user,
+    /// a device or a family member.
+    static func expectOneTrace(of output: String, in spans: [[String: Any]], exported: [String]) throws {
+        let line = try #require(output.split(separator: "\n").first { $0.contains("trace ") && $0.contains("every device's ack") })
+        let traceID = try #require(line.firstMatch(of: /trace ([0-9a-f]{32})/)?.1).description
+        let trace = spans.filter { $0["traceId"] as? String == traceID }
+        func named(_ name: String) -> [[String: Any]] { trace.filter { $0["name"] as? String == name } }
+        func children(of parents: [[String: Any]], named name: String) -> [[String: Any]] {
+            let ids = Set(parents.compactMap { $0["spanId"] as? String })
+            return named(name).filter { ($0["parentSpanId"] as? String).map(ids.contains) == true }
+        }
+        let summary = trace.map { "\($0["service"] ?? "")/\($0["name"] ?? "")" }.sorted()
+        let root = named("revoke")
+        #expect(root.count == 1 && root.first?["parentSpanId"] == nil && root.first?["service"] as? String == "rescind-dev demo", "\(summary)")
+        let revocation = children(of: root, named: "revocation")
+        let commit = children(of: revocation, named: "commit")
+        let request = children(of: commit, named: "HTTP POST")
+        let served = trace.filter { ($0["name"] as? String)?.hasPrefix("POST /v1/revocations/") == true && $0["service"] as? String == "rescind-grant-service" }
+            .filter { ($0["parentSpanId"] as? String).map(Set(request.compactMap { $0["spanId"] as? String }).contains) == true }
+        #expect(revocation.count == 1 && commit.count == 1 && request.count == 1 && served.count == 1, "\(summary)")
+        for step in ["fetch key", "download", "re-encrypt", "upload"] {
+            #expect(children(of: revocation, named: step).count == 1, "no \(step) span under the revocation: \(summary)")
+        }
+        let published = children(of: served, named: "relay publish")
+        #expect(published.count >= 2 && published.allSatisfy { $0["kind"] as? Int == 4 }, "\(summary)")
+        let received = children(of: published, named: "command received")
+        let handled = children(of: received, named: "fmk rotation") + children(of: received, named: "secure deletion")
+        let acked = children(of: handled, named: "ack published")
+        let recorded = children(of: acked, named: "ack recorded")
+        // Every agent of the story's six answered within the trace, each from its own process.
+        for (spans, what) in [(received, "received"), (handled, "handled"), (acked, "acked")] {
+            let agents = Set(spans.filter { $0["service"] as? String == "rescind-agent" }.compactMap { $0["instance"] as? String })
+            #expect(agents.count == 6, "\(agents.count) agents \(what) the first revocation's command in its trace: \(summary)")
+        }
+        #expect(!children(of: received, named: "secure deletion").isEmpty && !children(of: received, named: "fmk rotation").isEmpty)
+        #expect(recorded.count >= 6 && recorded.allSatisfy { $0["service"] as? String == "rescind-audit-service" }, "\(summary)")
+        let event = children(of: published, named: "revocation event recorded")
+        #expect(event.count >= 1, "\(summary)")
+        // Completed by the last ack, or by the event itself when every ack came first (held).
+        let completed = children(of: recorded + event, named: "revocation completed")
+        #expect(completed.count == 1, "\(summary)")
+        if let completed = completed.first, let start = (completed["startTimeUnixNano"] as? String).flatMap(UInt64.init),
+            let end = (completed["endTimeUnixNano"] as? String).flatMap(UInt64.init)
+        {
+            #expect(end > start, "the completion spans the commit to the last ack")
+        }
+        for body in exported {
+            let id = body.firstMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/)
+            #expect(id == nil, "an id in an exported span: \(body.prefix(2000))")
+        }
     }
 
     /// The contract an outside consumer reads: every message the demo's processes put on each

@@ -35,17 +35,20 @@ public final class OTLPReceiver: Sendable {
         await running.withLock { $0 }?.stop()
     }
 
-    /// Every span received so far, as its OTLP JSON object, with the `service.name` it came from
-    /// under the key `service`.
+    /// Every span received so far, as its OTLP JSON object, with the `service.name` and the
+    /// `service.instance.id` it came from under the keys `service` and `instance`.
     public var spans: [[String: Any]] {
         bodies.withLock { $0 }.flatMap { body -> [[String: Any]] in
             let request = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
             return (request?["resourceSpans"] as? [[String: Any]] ?? []).flatMap { resource -> [[String: Any]] in
                 let attributes = (resource["resource"] as? [String: Any])?["attributes"] as? [[String: Any]] ?? []
-                let service = attributes.first { $0["key"] as? String == "service.name" }
-                    .flatMap { ($0["value"] as? [String: Any])?["stringValue"] as? String } ?? ""
+                func value(_ key: String) -> String {
+                    attributes.first { $0["key"] as? String == key }
+                        .flatMap { ($0["value"] as? [String: Any])?["stringValue"] as? String } ?? ""
+                }
+                let origin = ["service": value("service.name"), "instance": value("service.instance.id")]
                 return (resource["scopeSpans"] as? [[String: Any]] ?? []).flatMap { scope in
-                    (scope["spans"] as? [[String: Any]] ?? []).map { $0.merging(["service": service]) { old, _ in old } }
+                    (scope["spans"] as? [[String: Any]] ?? []).map { $0.merging(origin) { old, _ in old } }
                 }
             }
         }

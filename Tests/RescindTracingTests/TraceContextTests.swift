@@ -57,6 +57,23 @@ import Tracing
         W3CPropagation().inject(refused, into: &none, using: DictionaryInjector())
         #expect(none.isEmpty)
     }
+
+    /// A caller's `tracestate` is stored and sent on only within W3C's bounds; beyond them it is
+    /// dropped, and the trace still continues.
+    @Test func aTraceStateBeyondTheBoundsIsDroppedNotRefused() throws {
+        let state = String(repeating: "a", count: 512)
+        #expect(TraceContext(traceparent: Self.example, tracestate: state)?.storableTraceState == state)
+        for hostile in [String(repeating: "a", count: 513), "rojo=1\r\nx=2", "rojo=\u{7f}", "rojo=é"] {
+            let context = try #require(TraceContext(traceparent: Self.example, tracestate: hostile))
+            #expect(context.storableTraceState == nil && context.traceparent == Self.example, "\(hostile.debugDescription)")
+        }
+    }
+
+    @Test func aContinuingContextIsTopLevelWithTheTrace() throws {
+        let trace = try #require(TraceContext(traceparent: Self.example))
+        #expect(ServiceContext.continuing(trace)?.traceContext == trace)
+        #expect(ServiceContext.continuing(nil) == nil)
+    }
 }
 
 struct DictionaryExtractor: Extractor {

@@ -8,6 +8,7 @@ import RescindCrypto
 import RescindObservability
 import RescindProtocol
 import RescindServiceSupport
+import RescindTracing
 
 /// The two questions the audit service asks the grant service over HTTP: its
 /// message-signing key (at start, unless pinned) and who a bearer token belongs to
@@ -88,7 +89,7 @@ struct GrantServiceLink: Sendable {
         request.tlsConfiguration = tls
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+            let response = try await HTTPClient.untraced.execute(request, timeout: .init(timeout))
             var body = try await response.body.collect(upTo: 1 << 20)
             return (body.readData(length: body.readableBytes) ?? Data(), Int(response.status.code))
         } catch {

@@ -5,6 +5,8 @@ import RescindKafka
 import RescindObservability
 import RescindPostgres
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 /// Turns one input message into stored facts and conclusions, in one transaction.
 ///
@@ -32,7 +34,24 @@ struct InboundMessageHandler: Sendable {
         if let timestamp = message.timestamp { metrics.lag(topic, seconds: Date().timeIntervalSince(timestamp)) }
     }
 
+    /// Handles a message under a consumer span of the trace its headers carry (`ack recorded`,
+    /// `revocation event recorded`, …); a message with none (or tracing off) untraced.
     func handle(_ message: KafkaMessage) async throws {
+        let context = message.serviceContext()
+        guard context.traceContext != nil else { return try await handleUntraced(message) }
+        let name = switch topics.topic(named: message.topic) {
+        case .deviceAcks: "ack recorded"
+        case .revocationEvents: "revocation event recorded"
+        case .accessEvents: "access event recorded"
+        default: "message recorded"
+        }
+        try await InstrumentationSystem.tracer.withAnySpan(name, context: context, ofKind: .consumer) { span in
+            span.attributes["messaging.system"] = "kafka"
+            try await handleUntraced(message)
+        }
+    }
+
+    private func handleUntraced(_ message: KafkaMessage) async throws {
         let position = MessagePosition(topic: message.topic, partition: message.partition, offset: message.offset)
         let topic = topics.topic(named: message.topic)
         let conclusions = try await pool.transaction { connection in
@@ -113,8 +132,25 @@ struct InboundMessageHandler: Sendable {
         for notification in conclusions.notifications where notification.kind == .keyChainViolation {
             metrics.keyChainViolation(verification: notification.reporterVerification?.rawValue ?? "unknown")
         }
-        for duration in conclusions.completions { metrics.commitToLastAck.record(duration) }
+        for completion in conclusions.completions {
+            metrics.commitToLastAck.record(.milliseconds(completion.commitToLastAckMs))
+            Self.traceCompletion(completion)
+        }
         if conclusions.auditEntries > 0 { metrics.auditEntries.increment(by: Int64(conclusions.auditEntries)) }
+    }
+
+    /// Closes a revocation's trace: a `revocation completed` span from its commit to its last
+    /// ack, under the span of the message that completed it (none when that one was untraced).
+    static func traceCompletion(_ completion: Conclusions.Completion) {
+        guard ServiceContext.current?.traceContext != nil else { return }
+        func instant(_ date: Date) -> DefaultTracerClock.Timestamp {
+            DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: UInt64(max(0, date.timeIntervalSince1970) * 1_000_000_000))
+        }
+        let span = InstrumentationSystem.tracer.startAnySpan(
+            "revocation completed", at: instant(completion.committedAt), context: ServiceContext.current ?? .topLevel)
+        span.attributes["rescind.devices"] = completion.devices
+        span.attributes["rescind.commit_to_last_ack_ms"] = completion.commitToLastAckMs
+        span.end(at: instant(completion.lastAck))
     }
 
     /// Decodes a grant-service envelope and checks its signature.

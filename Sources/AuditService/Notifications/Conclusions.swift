@@ -6,8 +6,8 @@ import RescindProtocol
 struct Conclusions: Sendable {
     var notifications: [AuditNotification] = []
     var streamEvents: [StreamEvent] = []
-    /// Commit-to-last-ack times of the revocations completed.
-    var completions: [Duration] = []
+    /// The revocations completed: from their commit to their last ack.
+    var completions: [Completion] = []
     var auditEntries = 0
     /// Commands re-issued to devices (published on `device_commands`).
     var reissues: [CommandReissue] = []
@@ -20,6 +20,15 @@ struct Conclusions: Sendable {
     var bodiesNotStored = 0
     /// Held acks evicted to keep `pending_acks` bounded, by cause (`device_limit`, `total_limit`).
     var evictedHeldAcks: [String] = []
+
+    struct Completion: Sendable {
+        /// The grant service's commit time, as the revocation event states it.
+        var committedAt: Date
+        /// When the audit service received the last ack.
+        var lastAck: Date
+        var commitToLastAckMs: Int
+        var devices: Int
+    }
 
     mutating func notify(_ notification: AuditNotification) throws {
         notifications.append(notification)

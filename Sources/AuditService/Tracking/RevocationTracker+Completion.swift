@@ -25,7 +25,10 @@ extension RevocationTracker {
             WHERE event_id = \(revocation.eventID) AND completed_at IS NULL
             """)
         guard updated == 1 else { return }
-        conclusions.completions.append(.milliseconds(milliseconds))
+        conclusions.completions.append(
+            Conclusions.Completion(
+                committedAt: revocation.committedAt, lastAck: lastAck, commitToLastAckMs: milliseconds,
+                devices: devices.count))
         try conclusions.notify(
             AuditNotification(
                 notificationID: UUID(), kind: .revocationCompleted, familyMemberID: revocation.familyMemberID,

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 import RescindKafka
 import RescindObservability
+import RescindTracing
 import ServiceLifecycle
+import Tracing
 
 /// Publishes owed acks from the outbox to `device_acks` (keyed by device id) and marks each
 /// sent only once the broker acknowledged it; what is not acknowledged is sent again,
@@ -59,8 +61,14 @@ struct AckPublisherService: Service {
         guard !owed.isEmpty else { return (true, heldFor) }
         let key = Data(engine.deviceID.text.utf8)
         for phases in engine.rotationLog.handedOff(owed.map(\.ackID)) { engine.metrics.rotated(phases) }
+        // An ack or receipt of a traced command goes out under a producer span of its trace.
         let results = await producer.send(
-            owed.map { KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: $0.message) })
+            owed.map { ack in
+                KafkaProducer.TracedMessage(
+                    KafkaProducerMessage(topic: engine.configuration.acksTopic, key: key, value: ack.message),
+                    parent: .continuing(ack.trace),
+                    spanName: ack.isReceipt ? "receipt published" : "ack published")
+            })
         let delivered = zip(owed, results).compactMap { ack, result -> AgentStore.OwedAck? in
             if case .success = result { return ack }
             return nil

@@ -4,6 +4,8 @@ import RescindClient
 import RescindKafka
 import RescindObservability
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 extension AgentEngine {
     /// What `receive` did with one Kafka message.
@@ -50,7 +52,11 @@ extension AgentEngine {
             guard let keys = keyRing.keys else { return try await receiveLocked(command) }
             var logger = logger
             logger[metadataKey: LogKey.command] = "\(command.commandID.text)"
-            switch try await store.enqueue(command, receipts: receipts) {
+            // The producer's trace continues here (nothing when tracing is off or the message
+            // carried none); the command's handling continues this span.
+            let received = Self.receivedSpan(message)
+            defer { received?.end() }
+            switch try await store.enqueue(command, receipts: receipts, trace: received?.context.traceContext) {
             case .new:
                 logger.info(
                     "command received",
@@ -72,6 +78,16 @@ extension AgentEngine {
             }
             return .stored(commandID: command.commandID)
         }
+    }
+
+    /// A `command received` span continuing the trace in the message's headers; `nil` when
+    /// they carry none (or tracing is off).
+    static func receivedSpan(_ message: KafkaMessage) -> (any Span)? {
+        let context = message.serviceContext()
+        guard context.traceContext != nil else { return nil }
+        let span = InstrumentationSystem.tracer.startAnySpan("command received", context: context, ofKind: .consumer)
+        span.attributes["messaging.system"] = "kafka"
+        return span
     }
 
     /// Counts, measures and logs a refused `device_commands` message (`what`: its kind).
@@ -112,7 +128,19 @@ extension AgentEngine {
         }
     }
 
+    /// Handles a command under a span of the trace it arrived in (`fmk rotation`, `secure
+    /// deletion`): the grant service's requests of a rotation are its children, and its ack
+    /// continues it. A command that came with no trace is handled untraced.
     private func process(_ command: DeviceCommand, keys: UnlockedKeys) async throws {
+        guard let context = ServiceContext.continuing(try await store.trace(of: command.commandID)) else {
+            return try await process(command, keys: keys, span: nil)
+        }
+        try await InstrumentationSystem.tracer.withAnySpan(command.action.spanName, context: context) { span in
+            try await process(command, keys: keys, span: span)
+        }
+    }
+
+    private func process(_ command: DeviceCommand, keys: UnlockedKeys, span: (any Span)?) async throws {
         let started = ContinuousClock.now
         let local = try await store.familyMember(command.familyMemberID)
         let decision = CommandDecision.decide(command, local: local)
@@ -136,9 +164,13 @@ extension AgentEngine {
             change = .erase(command.familyMemberID, floor: floor)
         case .rotate(let minimum):
             do {
-                change = .rotate(
+                // Download, verify and re-encrypt: a step span only when the command is traced.
+                let fetch = { [store] in
                     try await keys.fetcher.rotation(
-                        command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store, timer: timer))
+                        command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store, timer: timer)
+                }
+                change = .rotate(
+                    span == nil ? try await fetch() : try await InstrumentationSystem.tracer.withAnySpan("fetch and re-encrypt") { _ in try await fetch() })
                 faults.atStep(.downloaded)
             } catch let error as AgentError where error.isTransient {
                 throw error
@@ -166,13 +198,16 @@ extension AgentEngine {
         guard
             let (ack, effect) = try await store.complete(
                 command, change: change, outcome: outcome, error: failure, signer: keys.signer, started: started,
-                unchanged: unchanged, timer: timer,
+                unchanged: unchanged, timer: timer, trace: span?.context.traceContext,
                 beforeCommit: { [faults] in
                     faults.atStep(.insideTransaction)
                     try faults.beforeCommandCommit(command)
                 },
                 afterCommit: { [faults] in faults.atStep(.afterEraseCommitBeforeScrub) })
         else { return }
+        span?.attributes["rescind.outcome"] = ack.outcome.rawValue
+        span?.attributes["rescind.records"] = effect.recordsProcessed
+        if ack.outcome == .failed { span?.setStatus(SpanStatus(code: .error)) }
         if let timer, ack.outcome == .applied { rotationLog.committed(ack.ackID, timer: timer, at: .now) }
         faults.atStep(.committed)
         acksOwed.signal()
@@ -196,6 +231,16 @@ extension AgentEngine {
         case (.healed, _): logger.notice("command missed on the topic, already healed past", metadata: metadata)
         case (.delivered, _), (.notNow, _): logger.info("command receipt", metadata: metadata)
         case (.failed, _): logger.error("command failed", metadata: metadata)
+        }
+    }
+}
+
+extension DeviceAction {
+    /// The name of the span that handles a command of this action.
+    var spanName: String {
+        switch self {
+        case .fmkRotation: "fmk rotation"
+        case .secureDeletion: "secure deletion"
         }
     }
 }

@@ -4,6 +4,7 @@ import RescindClient
 import RescindCrypto
 import RescindLifecycle
 import RescindObservability
+import RescindTracing
 import ServiceLifecycle
 import UnixSignals
 
@@ -82,13 +83,14 @@ public final class DeviceAgent: Sendable {
     /// With `lockSignals`, SIGUSR1 locks the agent and SIGUSR2 unlocks it (`LockControlService`).
     /// With `metrics` (from `AgentMetricsExport.bootstrapPrometheus()`) and
     /// `configuration.metricsFile`, the metrics file is kept up to date.
+    /// With `tracing` (from `OTLPExporter.bootstrap`), ended spans are exported beside the agent.
     /// With `boundedShutdown` (the agent's process, never an in-process test), graceful shutdown
     /// may take `configuration.shutdownGrace`; past that the process exits (`ShutdownDeadline`).
     /// - Throws: when a service fails for good (e.g. the local database); the process should
     ///   exit and be restarted, and will converge from its inbox and outbox.
     public func run(
         gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint], lockSignals: Bool = true,
-        metrics: (@Sendable () -> [UInt8])? = nil, boundedShutdown: Bool = false
+        metrics: (@Sendable () -> [UInt8])? = nil, boundedShutdown: Bool = false, tracing: OTLPExporter? = nil
     ) async throws {
         engine.metrics.locked(isLocked)
         engine.logger.notice(
@@ -105,6 +107,8 @@ public final class DeviceAgent: Sendable {
         if let metrics, let path = engine.configuration.metricsFile {
             services.insert(MetricsFileService(path: path, interval: engine.configuration.metricsInterval, render: metrics, engine: engine), at: 0)
         }
+        // First: stopped last, so the spans of the others' shutdown still go out.
+        if let tracing { services.insert(TracingExport(exporter: tracing), at: 0) }
         if boundedShutdown {
             // Last: graceful shutdown reaches it first.
             services.append(ShutdownDeadline(grace: engine.configuration.shutdownGrace, logger: engine.logger))

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RescindClient
 import RescindProtocol
+import RescindTracing
 
 /// The command inbox: verified commands, stored before their Kafka offset is committed and
 /// completed in the same transaction as their effect and their ack.
@@ -23,8 +24,11 @@ extension AgentStore {
     }
 
     /// Stores a verified command as pending unless its id is known; with `receipts`, a new one's
-    /// `delivered` receipt is owed in the same transaction.
-    func enqueue(_ command: DeviceCommand, source: CommandSource = .kafka, receipts: ReceiptSigner? = nil) async throws -> EnqueueResult {
+    /// `delivered` receipt is owed in the same transaction; `trace`, the trace its handling
+    /// continues.
+    func enqueue(
+        _ command: DeviceCommand, source: CommandSource = .kafka, receipts: ReceiptSigner? = nil, trace: TraceContext? = nil
+    ) async throws -> EnqueueResult {
         try await write { db in
             if let row = try Row.fetchOne(
                 db, sql: "SELECT state, offset_committed FROM commands WHERE command_id = ?", arguments: [command.commandID.text])
@@ -34,12 +38,13 @@ extension AgentStore {
             try db.execute(
                 sql: """
                     INSERT INTO commands (command_id, event_id, device_id, action, family_member_id, fmk_version, issued_at,
-                                          received_at, state, source)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                                          received_at, state, source, traceparent, tracestate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)
                     """,
                 arguments: [
                     command.commandID.text, command.eventID.text, command.deviceID.text, command.action.rawValue, command.familyMemberID.text,
                     command.newFMKVersion, command.issuedAt.timeIntervalSince1970, Date().timeIntervalSince1970, source.rawValue,
+                    trace?.traceparent, trace?.storableTraceState,
                 ])
             if let receipts {
                 Self.recordReceipt(in: db) {
@@ -49,6 +54,19 @@ extension AgentStore {
             }
             return .new
         }
+    }
+
+    /// The trace a command's handling continues (`nil`: none).
+    func trace(of commandID: UUID) async throws -> TraceContext? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT traceparent, tracestate FROM commands WHERE command_id = ?", arguments: [commandID.text])
+                .flatMap(Self.trace(from:))
+        }
+    }
+
+    /// The trace context stored in a row's `traceparent` and `tracestate`, if well formed.
+    static func trace(from row: Row) -> TraceContext? {
+        (row["traceparent"] as String?).flatMap { TraceContext(traceparent: $0, tracestate: row["tracestate"]) }
     }
 
     func source(of commandID: UUID) async throws -> CommandSource {
@@ -101,7 +119,7 @@ extension AgentStore {
     func complete(
         _ command: DeviceCommand, change: LocalChange, outcome: DeviceAck.Outcome, error: String?,
         signer: AckSigner, started: ContinuousClock.Instant, unchanged: DeviceAck.Outcome = .alreadyApplied,
-        timer: RotationTimer? = nil,
+        timer: RotationTimer? = nil, trace: TraceContext? = nil,
         beforeCommit: @escaping @Sendable () throws -> Void = {}, afterCommit: @escaping @Sendable () -> Void = {}
     ) async throws -> (ack: DeviceAck, effect: ChangeEffect)? {
         let (result, onRollbackJournal) = try await writeReportingJournal(erasing: change.erases, afterCommit: afterCommit) {
@@ -123,10 +141,14 @@ extension AgentStore {
             try Self.insertAck(ack, message: message, in: db)
             try db.execute(
                 sql: """
-                    UPDATE commands SET state = 'done', outcome = ?, records_processed = ?, error = ?, completed_at = ?
+                    UPDATE commands SET state = 'done', outcome = ?, records_processed = ?, error = ?, completed_at = ?,
+                                        traceparent = coalesce(?, traceparent), tracestate = coalesce(?, tracestate)
                     WHERE command_id = ?
                     """,
-                arguments: [final.rawValue, effect.recordsProcessed, error, Date().timeIntervalSince1970, command.commandID.text])
+                arguments: [
+                    final.rawValue, effect.recordsProcessed, error, Date().timeIntervalSince1970, trace?.traceparent,
+                    trace?.storableTraceState, command.commandID.text,
+                ])
             try beforeCommit()
             return (ack, effect)
         }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RescindObservability
 import RescindProtocol
+import RescindTracing
 
 /// The ack outbox: signed acks owed to `device_acks` until the broker acknowledged them.
 extension AgentStore {
@@ -10,6 +11,8 @@ extension AgentStore {
         var message: Data
         /// A receipt (`delivered`, `not_now`) rather than an answer or a report.
         var isReceipt = false
+        /// The trace of its command's handling, which publishing it continues.
+        var trace: TraceContext?
     }
 
     /// Owed answers and reports (no receipts).
@@ -39,8 +42,10 @@ extension AgentStore {
             let owed = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT ack_id, message, kind FROM ack_outbox WHERE sent_at IS NULL AND NOT (\(held))
-                    ORDER BY created_at, rowid LIMIT ?
+                    SELECT ack_id, message, kind, traced.traceparent, traced.tracestate
+                    FROM ack_outbox LEFT JOIN commands traced USING (command_id)
+                    WHERE sent_at IS NULL AND NOT (\(held))
+                    ORDER BY created_at, ack_outbox.rowid LIMIT ?
                     """,
                 arguments: [now - holdSeconds, limit]
             ).compactMap(Self.owedAck(_:))
@@ -52,7 +57,7 @@ extension AgentStore {
 
     private static func owedAck(_ row: Row) -> OwedAck? {
         UUID(uuidString: row["ack_id"]).map {
-            OwedAck(ackID: $0, message: row["message"], isReceipt: (row["kind"] as String) == "receipt")
+            OwedAck(ackID: $0, message: row["message"], isReceipt: (row["kind"] as String) == "receipt", trace: trace(from: row))
         }
     }
 
@@ -61,8 +66,10 @@ extension AgentStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT ack_id, message, kind FROM ack_outbox WHERE sent_at IS NULL AND (? OR kind <> 'receipt')
-                    ORDER BY created_at, rowid LIMIT ?
+                    SELECT ack_id, message, kind, traced.traceparent, traced.tracestate
+                    FROM ack_outbox LEFT JOIN commands traced USING (command_id)
+                    WHERE sent_at IS NULL AND (? OR kind <> 'receipt')
+                    ORDER BY created_at, ack_outbox.rowid LIMIT ?
                     """,
                 arguments: [receipts, limit]
             ).compactMap(Self.owedAck(_:))

@@ -143,6 +143,16 @@ extension AgentStore {
                     CREATE INDEX governance_notices_by_operation ON governance_notices (operation_id, occurred_at);
                     """)
         }
+        migrator.registerMigration("v8-trace-context") { db in
+            // The trace a command continues (W3C `traceparent`, `tracestate`): its `command
+            // received` span at first, its handling's span once done, which the ack's `ack
+            // published` span continues. NULL when tracing is off or the message carried none.
+            try db.execute(
+                sql: """
+                    ALTER TABLE commands ADD COLUMN traceparent TEXT;
+                    ALTER TABLE commands ADD COLUMN tracestate TEXT;
+                    """)
+        }
         return migrator
     }
 }

@@ -3,7 +3,9 @@ import Logging
 import RescindKafka
 import RescindPostgres
 import RescindServiceSupport
+import RescindTracing
 import ServiceLifecycle
+import Tracing
 
 /// Publishes committed outbox rows to Kafka and marks them sent only after the
 /// broker acknowledged them.
@@ -15,7 +17,8 @@ import ServiceLifecycle
 /// and a crashed relay's claim expires after `claimLease`. At-least-once: consumers dedupe by message id (the audit service
 /// by `event_id`, agents by `command_id`). The relay wakes on the outbox NOTIFY and, as a
 /// safety net, every `pollInterval` (`NotifiedDrainLoop`); after each drain it records the
-/// outbox lag.
+/// outbox lag. A row written with a trace context is published under a producer span of that
+/// trace (`relay publish`), whose context the message's headers carry on.
 struct OutboxRelay: Service {
     let pool: PostgresConnectionPool
     let database: PostgresConfiguration
@@ -43,9 +46,18 @@ struct OutboxRelay: Service {
         let outbox = LeasedOutbox<Int64>(
             pool: pool, table: "outbox", idColumn: "outbox_id", orderColumn: "outbox_id", batchSize: batchSize,
             claimLease: claimLease)
-        let batch = try await outbox.publishBatches(returning: ["outbox_id", "topic", "message_key", "payload"]) { row in
-            let (id, topic, key, payload) = try row.decode(Int64.self, String.self, String.self, Data.self)
-            return (id, id, KafkaProducerMessage(topic: topic, key: Data(key.utf8), value: payload))
+        let batch = try await outbox.publishBatches(
+            returning: ["outbox_id", "topic", "message_key", "payload", "traceparent", "tracestate"]
+        ) { row in
+            let (id, topic, key, payload, traceparent, tracestate) = try row.decode(
+                Int64.self, String.self, String.self, Data.self, String?.self, String?.self)
+            let message = KafkaProducerMessage(topic: topic, key: Data(key.utf8), value: payload)
+            return (
+                id, id,
+                KafkaProducer.TracedMessage(
+                    message, parent: .continuing(traceparent.flatMap { TraceContext(traceparent: $0, tracestate: tracestate) }),
+                    spanName: "relay publish")
+            )
         } publish: { messages in
             await producer.send(messages)
         }

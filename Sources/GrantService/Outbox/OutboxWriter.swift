@@ -2,9 +2,13 @@ import Foundation
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 /// Writes signed messages into the outbox inside the caller's transaction, so
-/// that a message exists if and only if the change it announces committed.
+/// that a message exists if and only if the change it announces committed. Each row keeps the
+/// trace context current where it was written (the request's span), so that the relay, after a
+/// crash as well, continues that trace on Kafka.
 struct OutboxWriter: Sendable {
     /// The NOTIFY channel the relay listens on.
     static let channel = "rescind_outbox"
@@ -20,10 +24,12 @@ struct OutboxWriter: Sendable {
     ) async throws -> Data {
         let message = try SignedMessage(schema: schema, signer: Self.signer, payload: payload, key: signingKey)
         let bytes = try message.encoded()
+        let trace = ServiceContext.current?.traceContext
         try await connection.execute(
             """
-            INSERT INTO outbox (topic, message_key, payload)
-            VALUES (\(topicPrefix + topic.rawValue), \(key.uuidString.lowercased()), \(bytes))
+            INSERT INTO outbox (topic, message_key, payload, traceparent, tracestate)
+            VALUES (\(topicPrefix + topic.rawValue), \(key.uuidString.lowercased()), \(bytes), \(trace?.traceparent),
+                    \(trace?.storableTraceState))
             """)
         // Delivered at COMMIT only, and deduplicated per transaction by PostgreSQL.
         try await connection.execute("SELECT pg_notify(\(Self.channel), '')")
@@ -45,10 +51,11 @@ struct OutboxWriter: Sendable {
             try SignedMessage(schema: DeviceCommand.schema, signer: Self.signer, payload: $0, key: signingKey).encoded()
         }
         let topic = topicPrefix + Topic.deviceCommands.rawValue
+        let trace = ServiceContext.current?.traceContext
         try await connection.execute(
             """
-            INSERT INTO outbox (topic, message_key, payload)
-            SELECT \(topic), m.key, m.payload
+            INSERT INTO outbox (topic, message_key, payload, traceparent, tracestate)
+            SELECT \(topic), m.key, m.payload, \(trace?.traceparent), \(trace?.storableTraceState)
             FROM unnest(\(PostgresArray(commands.map { $0.deviceID.uuidString.lowercased() })), \(PostgresArray(envelopes)))
                  WITH ORDINALITY AS m (key, payload, position)
             ORDER BY m.position

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RescindTracing
 
 /// The end-to-end demo: real processes on the local stack, the guide's story for Emma.
 struct DemoCommand: AsyncParsableCommand {
@@ -72,8 +73,15 @@ struct DemoCommand: AsyncParsableCommand {
             repository: repository, directory: directory, databaseURL: database, kafkaBootstrapServers: kafka,
             kafkaFetchWaitMilliseconds: fetchWaitMilliseconds, topicPrefix: topicPrefix ?? "demo-\(Int(Date().timeIntervalSince1970)).",
             grantPort: grantPort, auditPort: auditPort, emmaRecords: records, ackDeadlineSeconds: ackDeadline, tls: tls)
+        // With RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT set, the demo's client and every process it
+        // starts export their spans, and each revocation's trace id is in the timeline.
+        let tracing = try OTLPExporter.bootstrap(serviceName: "rescind-dev demo", environment: environment)
+        let export = tracing.map { exporter in Task { await exporter.run() } }
+        defer { export?.cancel() }
         do {
             try await story.play()
+            export?.cancel()
+            await export?.value
         } catch {
             // The services' own words are what explain a failure; show their last lines.
             for name in ["grant-service", "audit-service"] {

@@ -8,6 +8,8 @@ import RescindObservability
 import RescindPostgres
 import RescindProtocol
 import RescindTLS
+import RescindTracing
+import Tracing
 
 /// The guide's story for Emma, played on real processes.
 struct DemoStory: Sendable {
@@ -62,7 +64,7 @@ struct DemoStory: Sendable {
         var common = [
             "RESCIND_DATABASE_URL": databaseURL, "RESCIND_KAFKA_BOOTSTRAP_SERVERS": kafkaBootstrapServers,
             "RESCIND_TOPIC_PREFIX": topicPrefix, "RESCIND_LOG_LEVEL": "info", "PATH": "/usr/bin:/bin",
-        ]
+        ].merging(Self.tracing) { $1 }
         try await provisionTopics(into: &common)
         var processes: [String: DemoProcess] = [:]
         processes["grant"] = try DemoProcess.launch(
@@ -160,12 +162,15 @@ struct DemoStory: Sendable {
         // 3. Revoke C
         timeline.section("3. Adult A revokes Adult C's access to Emma")
         let (cOldFMK, _) = try await adultC.currentFMK(emma)
-        let first = try await adultA.revoke(
-            emma, user: adultC.keys.userID, reason: "custody change", uploadBatchSize: 250,
-            progress: ProgressBar(label: "  re-encrypting").update)
+        let (first, trace) = try await traced("revoke") {
+            try await adultA.revoke(
+                emma, user: adultC.keys.userID, reason: "custody change", uploadBatchSize: 250,
+                progress: ProgressBar(label: "  re-encrypting").update)
+        }
         timeline.log(
             "Adult A",
             "committed: Emma → FMK v\(first.newFMKVersion), \(first.recordsReencrypted) records swapped atomically, \(first.devicesNotified) devices commanded")
+        if let trace { timeline.log("Adult A", "trace \(trace): the revocation from this client to every device's ack") }
         let firstStatus = try await waitForCompletion(first.eventID, timeout: .seconds(60))
 
         // 4. C is locked out
@@ -300,6 +305,13 @@ struct DemoStory: Sendable {
 
     // MARK: Steps
 
+    /// `body` under a root span named `name`, and that trace's id (`nil` when tracing is off).
+    func traced<T>(_ name: String, _ body: () async throws -> T) async throws -> (T, String?) {
+        try await InstrumentationSystem.tracer.withAnySpan(name, context: .topLevel) { span in
+            (try await body(), span.context.traceContext?.traceIDHex)
+        }
+    }
+
     /// Act 9: a thief with Adult A's unlocked iPhone rotates A's identity before A notices. The
     /// rotation only waits for the security delay; A's iPad sees it and vetoes it, retires the
     /// phone, rotates the identity with the recovery words and rotates every family member A
@@ -375,7 +387,7 @@ struct DemoStory: Sendable {
             "RESCIND_AGENT_SELF_HEAL_SECONDS": "10",
             "RESCIND_AGENT_LOG_LEVEL": "info",
             "PATH": "/usr/bin:/bin",
-        ].merging(Self.libraryPath) { $1 }
+        ].merging(Self.libraryPath) { $1 }.merging(Self.tracing) { $1 }
         try await AgentEnrolment.install(
             userKeys: owner.keys, deviceID: deviceID, deviceKey: deviceKey,
             configuration: try AgentConfiguration(environment: environment))
@@ -482,6 +494,11 @@ struct DemoStory: Sendable {
             let topics = migrated.output.split(separator: "\n").filter { $0.hasPrefix("kafka: created") || $0.hasSuffix("up to date") }
             timeline.log("kafka", "provisioned \(topics.count) topics \(topicPrefix)* (rescind-admin migrate kafka)")
         }
+    }
+
+    /// The collector of `RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT` when set: every process exports to it.
+    static var tracing: [String: String] {
+        ProcessInfo.processInfo.environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"].map { ["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT": $0] } ?? [:]
     }
 
     /// `LD_LIBRARY_PATH` when set: a librdkafka loaded at run time (newer than the system's,
