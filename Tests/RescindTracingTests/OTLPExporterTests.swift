@@ -68,6 +68,9 @@ import Tracing
             #expect(attribute?["key"] as? String == "rescind.records")
             #expect((attribute?["value"] as? [String: Any])?["intValue"] as? String == "500")
             #expect(exporter.counts == OTLPExporter.Counts(exported: 2, dropped: 0, failedBatches: 0))
+        } catch {
+            await receiver.stop()
+            throw error
         }
         await receiver.stop()
     }
@@ -107,6 +110,9 @@ import Tracing
             running.cancel()
             await running.value
             #expect(exporter.counts.failedBatches >= 1 && exporter.counts.exported == 0)
+        } catch {
+            await receiver.stop()
+            throw error
         }
         await receiver.stop()
     }
