@@ -342,7 +342,10 @@ let package = Package(
             name: "RescindBench",
             dependencies: [
                 "RescindDevKit", "DeviceAgent", "RescindClient", "RescindCrypto", "RescindKafka", "RescindObservability",
-                "RescindPostgres", "RescindProtocol", "RescindTLS", .product(name: "Logging", package: "swift-log"),
+                "RescindPostgres", "RescindProtocol", "RescindTLS", "RescindTracing", .product(name: "Logging", package: "swift-log"),
+                // The tracing section's stand-in collector.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Sources/DevKit/RescindBench"
         ),

@@ -11,9 +11,19 @@ public final class RescindTracer: Tracer {
 
     let sink: any SpanSink
     let propagation = W3CPropagation()
+    private let recording: Atomic<Bool>
 
-    public init(sink: any SpanSink) {
+    public init(sink: any SpanSink, recording: Bool = true) {
         self.sink = sink
+        self.recording = Atomic(recording)
+    }
+
+    /// While false, every new span records nothing and continues nothing, as with no tracer at
+    /// all: what lets the benchmark measure tracing off and on in one process, in turns (a
+    /// process's tracer is bootstrapped once).
+    public var isRecording: Bool {
+        get { recording.load(ordering: .relaxed) }
+        set { recording.store(newValue, ordering: .relaxed) }
     }
 
     public func startSpan<Instant: TracerInstant>(
@@ -21,6 +31,7 @@ public final class RescindTracer: Tracer {
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RescindSpan {
         var context = context()
+        guard isRecording else { return RescindSpan(notRecording: operationName, context: context, sink: sink) }
         let parent = context.traceContext
         let own = TraceContext(
             traceID: parent?.traceID ?? TraceContext.randomID(count: 16), spanID: TraceContext.randomID(count: 8),
@@ -82,6 +93,13 @@ public final class RescindSpan: Span {
             FinishedSpan(
                 traceID: own.traceID, spanID: own.spanID, parentSpanID: parentSpanID, name: operationName, kind: kind,
                 startNanoseconds: start, endNanoseconds: start, attributes: [:], events: [], links: [], status: nil))
+    }
+
+    /// A span that records nothing: its context is the one it was started in, unchanged.
+    init(notRecording operationName: String, context: ServiceContext, sink: any SpanSink) {
+        self.context = context
+        self.sink = sink
+        state = Mutex(nil)
     }
 
     public var operationName: String {

@@ -133,6 +133,13 @@ import Testing
         // Every input has its option, and `--json` lists each one under its name.
         #expect(Set(FleetOptions.values(of: FleetInputs()).keys).count == FleetOptions.inputs.count + 3)
     }
+
+    /// The tracing section turns tracing on in the bench's process for good: asked for by name
+    /// only, and on stacks of its own.
+    @Test func theTracingSectionIsAskedForByNameAndStartsItsOwnStacks() throws {
+        #expect(try BenchOptions(arguments: ["--sections", "tracing"]).sections == [.tracing])
+        #expect(!BenchOptions.Section.defaults.contains(.tracing) && !BenchOptions.Section.tracing.needsStack)
+    }
 }
 
 /// The envelope sizes the fleet section measures by encoding real signed messages.

@@ -1,5 +1,6 @@
 import Foundation
 import RescindTestSupport
+import Synchronization
 import Testing
 import Tracing
 
@@ -116,4 +117,28 @@ import Tracing
         }
         await receiver.stop()
     }
+
+    /// Switched off, the tracer hands nothing to its sink and sends no context on, as with no
+    /// tracer at all; switched on again, it records.
+    @Test func aTracerThatIsNotRecordingEndsAndSendsNothing() {
+        let sink = CollectingSink()
+        let tracer = RescindTracer(sink: sink, recording: false)
+        var headers: [String: String] = [:]
+        tracer.withSpan("off") { span in
+            #expect(!span.isRecording)
+            tracer.inject(span.context, into: &headers, using: DictionaryInjector())
+        }
+        #expect(sink.names.isEmpty && headers.isEmpty)
+        tracer.isRecording = true
+        tracer.withSpan("on") { _ in }
+        #expect(sink.names == ["on"])
+    }
+}
+
+/// A sink that keeps the names of the spans it is handed.
+final class CollectingSink: SpanSink {
+    private let spans = Mutex<[String]>([])
+    var names: [String] { spans.withLock { $0 } }
+    func accept(_ span: FinishedSpan) { spans.withLock { $0.append(span.name) } }
+    func flushSoon() {}
 }

@@ -100,6 +100,16 @@ struct RescindBenchCommand {
             if failures > 0 { BenchReport.log("\n\(failures) section(s) failed: see the notes") }
         }
 
+        // After every other, on stacks of its own: it turns tracing on in this process for good.
+        if options.sections.contains(.tracing), !Task.isCancelled {
+            do {
+                try await TracingBench.run(options: options, report: report, logger: logger)
+            } catch {
+                failures += 1
+                report.note("SECTION TRACING FAILED: \(error)")
+            }
+        }
+
         let elapsed = Date().timeIntervalSince(started)
         BenchReport.log("\nload average at end: \(MachineInfo.load); took \(Format.duration(elapsed))")
         BenchReport.log("\n" + (header.map { "    " + $0 }).joined(separator: "\n") + "\n")

@@ -10,6 +10,8 @@ import RescindProtocol
 /// that acked last, and followed to the audit service's completion notice.
 enum FanOutBench {
     struct Sample {
+        /// The owner's whole revocation: begin, download, re-encrypt, upload, commit.
+        var revocation: Double
         var total: Double
         var commitCall: Double
         var commitToBroker: Double
@@ -89,9 +91,73 @@ enum FanOutBench {
                 + "broker answers a waiting fetch only when it expires). Clients (owner and agents) use AsyncHTTPClient's shared pool.")
     }
 
+    /// The measured revocations of one agent count (warm-ups left out), those that did not see
+    /// every ack in time, and what the agents use idle.
+    struct Measurement {
+        var samples: [Sample]
+        var incomplete: Int
+        var idleCPU: Double
+    }
+
     private static func run(
         agents count: Int, stack: BenchStack, ledger: EventLedger, options: BenchOptions, report: BenchReport, logger: Logger
     ) async throws {
+        let measured = try await measure(agents: count, stack: stack, ledger: ledger, options: options, logger: logger)
+        let (samples, incomplete, idleCPU) = (measured.samples, measured.incomplete, measured.idleCPU)
+        let totals = samples.map(\.total)
+        func p(_ values: [Double]) -> String {
+            guard !values.isEmpty else { return "n/a" }
+            return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
+        }
+        let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 1.5 s (target, 50 agents)"
+        report.add(
+            "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
+            project: p(totals), baseline: count == 1 ? "—" : target)
+        let parts = [
+            ("commit → command published", samples.map(\.commitToBroker)),
+            ("command → agent starts", samples.map(\.brokerToAgent)),
+            ("agent work", samples.map(\.agentWork)),
+            ("ack → published", samples.map(\.ackToBroker)),
+        ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
+        report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
+        let rotations = samples.compactMap(\.phases)
+        if !rotations.isEmpty {
+            func median(_ phase: KeyPath<RotationPhases, Duration>) -> String {
+                Format.duration(Statistics.median(rotations.map { Timing.seconds($0[keyPath: phase]) }))
+            }
+            report.add(
+                "… slowest device's rotation by phase (p50 of \(rotations.count))",
+                project: "key \(median(\.key)); download \(median(\.download)); verify \(median(\.verify)) (cpu \(median(\.verifyCPU))); "
+                    + "store \(median(\.store)) (cpu \(median(\.storeCPU))); commit \(median(\.commit)); hand-off \(median(\.handOff))")
+        }
+        report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
+        let audit = samples.compactMap(\.lastAckToAudit)
+        report.add(
+            "… last ack → audit completion p50 / p95 / p99 (\(audit.count) of \(samples.count))", project: p(audit))
+        let auditView = samples.compactMap(\.auditCommitToLastAck)
+        if !auditView.isEmpty {
+            report.add(
+                "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
+                project: Format.duration(Statistics.median(auditView)))
+        }
+        report.note(
+            "\(count) agents: CPU per revocation (p50), commit request to last ack: bench process (owner client, agents, broker) "
+                + String(format: "%.3f s, grant service %.3f s, audit service %.3f s; the whole machine %.3f s, ",
+                    Statistics.median(samples.map(\.cpu.bench)), Statistics.median(samples.map(\.cpu.grant)),
+                    Statistics.median(samples.map(\.cpu.audit)), Statistics.median(samples.map(\.cpu.machine)))
+                + String(format: "%.0f%% of its %d cores over the window", Statistics.median(samples.map(\.cpu.busyShare)) * 100,
+                    ProcessInfo.processInfo.activeProcessorCount))
+        if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
+        report.note(
+            "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
+                + String(format: "%.0f%%", idleCPU * 100) + " of one core together (consumer fetch polling included).")
+    }
+
+    /// Agents enrolled and synced, then two warm-up revocations and `options.revocations`
+    /// measured ones of the same family member (its records re-encrypted by the owner each time).
+    static func measure(
+        agents count: Int, stack: BenchStack, ledger: EventLedger, options: BenchOptions, logger: Logger
+    ) async throws -> Measurement {
         // Devices: `rotating` spread over the owner and up to four other grantees; the revoked
         // user's one device erases (with a single agent, the revoked user has no device).
         let rotating = count == 1 ? 1 : count - 1
@@ -154,54 +220,7 @@ enum FanOutBench {
             }
             let idleCPU = await idleCPUShare(seconds: 3)
             await fleet.stop()
-
-            let totals = samples.map(\.total)
-            func p(_ values: [Double]) -> String {
-                guard !values.isEmpty else { return "n/a" }
-                return [50.0, 95, 99].map { Format.duration(Statistics.percentile(values, $0)) }.joined(separator: " / ")
-            }
-            let target = count <= 10 ? "p99 ≤ 250 ms (target, 10 agents)" : "p99 ≤ 1.5 s (target, 50 agents)"
-            report.add(
-                "\(count) agent\(count == 1 ? "" : "s"): commit → last ack p50 / p95 / p99 (\(samples.count) revocations)",
-                project: p(totals), baseline: count == 1 ? "—" : target)
-            let parts = [
-                ("commit → command published", samples.map(\.commitToBroker)),
-                ("command → agent starts", samples.map(\.brokerToAgent)),
-                ("agent work", samples.map(\.agentWork)),
-                ("ack → published", samples.map(\.ackToBroker)),
-            ].map { "\($0.0) \(Format.duration(Statistics.median($0.1)))" }
-            report.add("… parts, slowest device (p50)", project: parts.joined(separator: "; "))
-            let rotations = samples.compactMap(\.phases)
-            if !rotations.isEmpty {
-                func median(_ phase: KeyPath<RotationPhases, Duration>) -> String {
-                    Format.duration(Statistics.median(rotations.map { Timing.seconds($0[keyPath: phase]) }))
-                }
-                report.add(
-                    "… slowest device's rotation by phase (p50 of \(rotations.count))",
-                    project: "key \(median(\.key)); download \(median(\.download)); verify \(median(\.verify)) (cpu \(median(\.verifyCPU))); "
-                        + "store \(median(\.store)) (cpu \(median(\.storeCPU))); commit \(median(\.commit)); hand-off \(median(\.handOff))")
-            }
-            report.add("… commit call (request → response, p50)", project: Format.duration(Statistics.median(samples.map(\.commitCall))))
-            let audit = samples.compactMap(\.lastAckToAudit)
-            report.add(
-                "… last ack → audit completion p50 / p95 / p99 (\(audit.count) of \(samples.count))", project: p(audit))
-            let auditView = samples.compactMap(\.auditCommitToLastAck)
-            if !auditView.isEmpty {
-                report.add(
-                    "… audit service's own commit_to_last_ack_ms (p50, server clocks)",
-                    project: Format.duration(Statistics.median(auditView)))
-            }
-            report.note(
-                "\(count) agents: CPU per revocation (p50), commit request to last ack: bench process (owner client, agents, broker) "
-                    + String(format: "%.3f s, grant service %.3f s, audit service %.3f s; the whole machine %.3f s, ",
-                        Statistics.median(samples.map(\.cpu.bench)), Statistics.median(samples.map(\.cpu.grant)),
-                        Statistics.median(samples.map(\.cpu.audit)), Statistics.median(samples.map(\.cpu.machine)))
-                    + String(format: "%.0f%% of its %d cores over the window", Statistics.median(samples.map(\.cpu.busyShare)) * 100,
-                        ProcessInfo.processInfo.activeProcessorCount))
-            if incomplete > 0 { report.note("\(count) agents: \(incomplete) revocation(s) did not see every ack within 60 s") }
-            report.note(
-                "\(count) agents: one process (the bench) hosts them all; with nothing to do they use "
-                    + String(format: "%.0f%%", idleCPU * 100) + " of one core together (consumer fetch polling included).")
+            return Measurement(samples: samples, incomplete: incomplete, idleCPU: idleCPU)
         } catch {
             await fleet.stop()
             throw error
@@ -218,11 +237,12 @@ enum FanOutBench {
         // CPU counters when the commit request goes out: the window is the fan-out's, not the
         // owner's download, re-encryption and upload before it.
         let atCommit = Locked<CPUCounters?>(nil)
-        let committed = try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) {
-            progress in
-            let now = Date()
-            if progress.phase == .committing { atCommit.withLock { $0 = $0 ?? CPUCounters(stack: stack) } }
-            marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
+        let (committed, revocation) = try await Timing.measure {
+            try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) { progress in
+                let now = Date()
+                if progress.phase == .committing { atCommit.withLock { $0 = $0 ?? CPUCounters(stack: stack) } }
+                marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
+            }
         }
         guard committed.devicesNotified == devices else {
             throw BenchError("the commit notified \(committed.devicesNotified) devices, expected \(devices)")
@@ -246,6 +266,7 @@ enum FanOutBench {
         let started = last.ack.ackedAt.addingTimeInterval(-work)
         let completion = ledger.completion(of: committed.eventID)
         return Sample(
+            revocation: revocation,
             total: last.publishedAt.timeIntervalSince(sent),
             commitCall: answered.timeIntervalSince(sent),
             commitToBroker: commandAt.timeIntervalSince(sent),

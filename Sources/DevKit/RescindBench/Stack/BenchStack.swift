@@ -43,7 +43,8 @@ struct BenchStack: Sendable {
 
     func topic(_ topic: Topic) -> String { topicPrefix + topic.rawValue }
 
-    static func start(options: BenchOptions, logger: Logger) async throws -> BenchStack {
+    /// - Parameter environment: added to both services' environment (the tracing section's endpoint).
+    static func start(options: BenchOptions, environment: [String: String] = [:], logger: Logger) async throws -> BenchStack {
         let suffix = UUID().uuidString.prefix(8).lowercased()
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-bench-\(suffix)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -56,8 +57,8 @@ struct BenchStack: Sendable {
             topicPrefix: prefix, grantSchema: "bench_grant_\(suffix)", auditSchema: "bench_audit_\(suffix)",
             auditGroup: "bench-audit-\(suffix)", logLevel: "warning",
             grantEnvironment: (options.outboxBatch.map { ["RESCIND_OUTBOX_BATCH_SIZE": "\($0)"] } ?? [:])
-                .merging(options.grantEnvironment) { $1 },
-            auditEnvironment: ["RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)"])
+                .merging(options.grantEnvironment) { $1 }.merging(environment) { $1 },
+            auditEnvironment: ["RESCIND_KAFKA_FETCH_WAIT_MS": "\(options.fetchWaitMilliseconds)"].merging(environment) { $1 })
         do {
             if let external = options.kafkaBootstrapServers {
                 // Provisioned as `rescind-admin migrate kafka` does: an independent broker creates nothing by itself.

@@ -6,14 +6,15 @@ import RescindDevKit
 /// 2-core, 24 GiB machine; `--quick` shrinks them to check the instrument itself.
 struct BenchOptions: Sendable {
     enum Section: String, CaseIterable, Sendable {
-        case crypto, commit, fanout, throughput, memory, keyhistory, fleet, load
+        case crypto, commit, fanout, throughput, memory, keyhistory, fleet, load, tracing
 
-        /// Sections that start no services.
-        var needsStack: Bool { self != .crypto && self != .fleet }
+        /// Sections that use the shared stack (tracing starts stacks of its own; crypto and fleet none).
+        var needsStack: Bool { self != .crypto && self != .fleet && self != .tracing }
 
         /// What a run without `--sections` measures: docs/benchmarks.md's figures. The load section
-        /// (docs/reliability.md's) is asked for by name.
-        static let defaults = allCases.filter { $0 != .load }
+        /// (docs/reliability.md's) and the tracing section (which turns tracing on in this process
+        /// for good) are asked for by name.
+        static let defaults = allCases.filter { $0 != .load && $0 != .tracing }
     }
 
     var sections: [Section] = Section.defaults
@@ -64,7 +65,7 @@ struct BenchOptions: Sendable {
     var repositoryRoot = FileManager.default.currentDirectoryPath
 
     static let usage = """
-        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet,load] [--runs N]
+        usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet,load,tracing] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N] [--uploads-in-flight N]
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]

@@ -1,0 +1,62 @@
+import Hummingbird
+import Logging
+import Synchronization
+
+/// A stand-in OpenTelemetry collector for the tracing section: `POST /v1/traces` (OTLP/HTTP) on
+/// loopback, answered at once and counted, nothing kept. The exporters' whole path runs — the
+/// JSON encoding, the batching, the HTTP request — without a real collector's own cost.
+final class BenchCollector: Sendable {
+    struct Received: Sendable {
+        var requests = 0
+        var bytes = 0
+    }
+
+    /// What was received, shared with the route.
+    final class Tally: Sendable {
+        let value = Mutex(Received())
+    }
+
+    let port: Int
+    private let tally: Tally
+    private let server: Task<Void, any Error>
+
+    private init(port: Int, tally: Tally, server: Task<Void, any Error>) {
+        self.port = port
+        self.tally = tally
+        self.server = server
+    }
+
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+    var counts: Received { tally.value.withLock { $0 } }
+
+    static func start() async throws -> BenchCollector {
+        let tally = Tally()
+        let router = Router(context: BasicRequestContext.self)
+        router.post("v1/traces") { request, _ -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 16 << 20)
+            tally.value.withLock { ($0.requests, $0.bytes) = ($0.requests + 1, $0.bytes + body.readableBytes) }
+            return .ok
+        }
+        let (ports, portSent) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "rescind.bench.collector")
+        logger.logLevel = .warning
+        let application = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "bench-collector"),
+            onServerRunning: { channel in
+                portSent.yield(channel.localAddress?.port ?? 0)
+                portSent.finish()
+            }, logger: logger)
+        let server = Task { try await application.runService(gracefulShutdownSignals: []) }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            server.cancel()
+            throw BenchError("the bench's OTLP collector did not start")
+        }
+        return BenchCollector(port: port, tally: tally, server: server)
+    }
+
+    func stop() async {
+        server.cancel()
+        _ = await server.result
+    }
+}
