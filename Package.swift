@@ -400,8 +400,22 @@ let package = Package(
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit", "RescindTracing"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto"]),
-        // The client library alone: QR codes, invitations' encoding and checks (no server).
-        .testTarget(name: "RescindClientTests", dependencies: ["RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit"]),
+        // The client library alone: QR codes, invitations' encoding and checks, its transport against
+        // a Hummingbird app in process (no server of ours).
+        .testTarget(
+            name: "RescindClientTests",
+            dependencies: [
+                "RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit", "RescindTLS",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
+        // What the services share, on a Hummingbird app in process (no database, no broker).
+        .testTarget(
+            name: "RescindServiceSupportTests",
+            dependencies: [
+                "RescindServiceSupport", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
         // Replays the committed fuzz corpus (Fuzz/corpus) through the fuzz targets, no sanitizer.
         .testTarget(name: "RescindFuzzTests", dependencies: ["RescindFuzz", "RescindProtocol"]),
         .testTarget(name: "RescindConfigurationTests", dependencies: ["RescindConfiguration"]),

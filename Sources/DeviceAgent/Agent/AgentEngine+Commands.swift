@@ -169,8 +169,11 @@ extension AgentEngine {
                     try await keys.fetcher.rotation(
                         command.familyMemberID, minimum: minimum, floor: local?.versionFloor ?? 0, store: store, timer: timer)
                 }
-                change = .rotate(
-                    span == nil ? try await fetch() : try await InstrumentationSystem.tracer.withAnySpan("fetch and re-encrypt") { _ in try await fetch() })
+                if span == nil {
+                    change = .rotate(try await fetch())
+                } else {
+                    change = .rotate(try await InstrumentationSystem.tracer.withAnySpan("fetch and re-encrypt") { _ in try await fetch() })
+                }
                 faults.atStep(.downloaded)
             } catch let error as AgentError where error.isTransient {
                 throw error
