@@ -31,7 +31,7 @@ public final class RescindTracer: Tracer {
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RescindSpan {
         var context = context()
-        guard isRecording else { return RescindSpan(notRecording: operationName, context: context, sink: sink) }
+        guard isRecording else { return RescindSpan(notRecordingIn: context, sink: sink) }
         let parent = context.traceContext
         let own = TraceContext(
             traceID: parent?.traceID ?? TraceContext.randomID(count: 16), spanID: TraceContext.randomID(count: 8),
@@ -96,7 +96,7 @@ public final class RescindSpan: Span {
     }
 
     /// A span that records nothing: its context is the one it was started in, unchanged.
-    init(notRecording operationName: String, context: ServiceContext, sink: any SpanSink) {
+    init(notRecordingIn context: ServiceContext, sink: any SpanSink) {
         self.context = context
         self.sink = sink
         state = Mutex(nil)
