@@ -13,6 +13,9 @@ public struct AgentStatus: Sendable, Codable {
         public var fmkVersion: Int
         public var versionFloor: Int
         public var records: Int
+        /// The highest change sequence among the cached records (0 when none): equal to the
+        /// grant service's for the family member once every record change has reached the device.
+        public var latestChange: Int64
     }
 
     public struct Command: Sendable, Codable {
@@ -62,13 +65,15 @@ public struct AgentStatus: Sendable, Codable {
                 db,
                 sql: """
                     SELECT f.family_member_id, f.status, f.fmk_version, f.version_floor,
-                           (SELECT count(*) FROM records r WHERE r.family_member_id = f.family_member_id) AS records
+                           (SELECT count(*) FROM records r WHERE r.family_member_id = f.family_member_id) AS records,
+                           (SELECT coalesce(max(change_seq), 0) FROM records r WHERE r.family_member_id = f.family_member_id) AS latest_change
                     FROM family_members f ORDER BY f.family_member_id
                     """
             ).map { row in
                 Member(
                     familyMemberID: try row.uuid("family_member_id"), status: row["status"],
-                    fmkVersion: row["fmk_version"], versionFloor: row["version_floor"], records: row["records"])
+                    fmkVersion: row["fmk_version"], versionFloor: row["version_floor"], records: row["records"],
+                    latestChange: row["latest_change"])
             }
             let last = try Row.fetchOne(db, sql: "SELECT * FROM commands ORDER BY rowid DESC LIMIT 1").map { row in
                 Command(

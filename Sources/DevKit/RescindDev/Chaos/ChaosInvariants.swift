@@ -21,6 +21,8 @@ struct ServerState: Sendable {
     var versions: [UUID: Int] = [:]
     var holders: [UUID: Set<UUID>] = [:]
     var records: [UUID: Int] = [:]
+    /// The highest record change sequence per family member: a device holding it has every edit.
+    var latestChange: [UUID: Int64] = [:]
 
     static func read(_ stack: ChaosStack) async throws -> ServerState {
         try await stack.withConnection(schema: ChaosStack.grantSchema) { connection in
@@ -33,9 +35,12 @@ struct ServerState: Sendable {
                 let (id, user) = try row.decode(UUID.self, UUID.self)
                 state.holders[id, default: []].insert(user)
             }
-            for row in try await connection.query("SELECT family_member_id, count(*) FROM records GROUP BY family_member_id") {
-                let (id, count) = try row.decode(UUID.self, Int.self)
+            for row in try await connection.query(
+                "SELECT family_member_id, count(*), max(change_seq) FROM records GROUP BY family_member_id")
+            {
+                let (id, count, latest) = try row.decode(UUID.self, Int.self, Int64.self)
                 state.records[id] = count
+                state.latestChange[id] = latest
             }
             return state
         }
@@ -98,10 +103,14 @@ struct ChaosInvariants: Sendable {
         for (member, version) in state.versions {
             let local = status.familyMembers.first { $0.familyMemberID == member }
             if state.holders[member]?.contains(userID) == true {
-                guard let local, local.status == "active", local.fmkVersion == version, local.records == state.records[member, default: 0]
+                // Counts alone miss an edit that has not reached the device yet: the latest change must match too.
+                let records = state.records[member, default: 0]
+                let latest = state.latestChange[member, default: 0]
+                guard let local, local.status == "active", local.fmkVersion == version, local.records == records,
+                    local.latestChange == latest
                 else {
                     problems.append(
-                        "member \(member.uuidString.prefix(8)) \(local.map { "\($0.status) v\($0.fmkVersion) \($0.records) records" } ?? "missing"), expected v\(version) \(state.records[member, default: 0]) records"
+                        "member \(member.uuidString.prefix(8)) \(local.map { "\($0.status) v\($0.fmkVersion) \($0.records) records to change \($0.latestChange)" } ?? "missing"), expected v\(version) \(records) records to change \(latest)"
                     )
                     continue
                 }
@@ -330,7 +339,9 @@ struct ChaosInvariants: Sendable {
                         consistent += 1
                         records += local.count
                     } else {
-                        inconsistent.append("\(agent.name) on \(member.uuidString.prefix(8)): \(local?.count ?? -1) records")
+                        inconsistent.append(
+                            "\(agent.name) on \(member.uuidString.prefix(8)): "
+                                + Self.cacheDifference(local: local, server: plaintexts[member] ?? [:]))
                     }
                 } else if let local, !local.isEmpty {
                     inconsistent.append("\(agent.name) still decrypts \(local.count) records of \(member.uuidString.prefix(8))")
@@ -344,6 +355,15 @@ struct ChaosInvariants: Sendable {
             detail: "\(consistent) agent/member caches match the server (\(records) records decrypted on devices), \(inconsistent.count) differ"
                 + (inconsistent.isEmpty ? "" : ": " + inconsistent.joined(separator: "; ")),
             counts: ["consistent": consistent, "inconsistent": inconsistent.count, "records": records])
+    }
+
+    /// How a device's decrypted cache differs from the owner's records, in counts.
+    static func cacheDifference(local: [UUID: [UInt8]]?, server: [UUID: [UInt8]]) -> String {
+        guard let local else { return "no cache that opens (\(server.count) records expected)" }
+        let missing = server.keys.filter { local[$0] == nil }.count
+        let extra = local.keys.filter { server[$0] == nil }.count
+        let stale = local.filter { id, plaintext in server[id].map { $0 != plaintext } ?? false }.count
+        return "\(local.count) records, \(server.count) expected: \(missing) missing, \(extra) extra, \(stale) with other content"
     }
 
     /// Every family member's audit chain verifies on this machine with the audit key the run made.
