@@ -92,6 +92,7 @@ let package = Package(
             name: "RescindTracing",
             dependencies: [
                 "RescindConfiguration",
+                "RescindObservability",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,13 +1,12 @@
 import Synchronization
 
-/// A coalescing "there is work" flag between services: the producer of work signals, the
+/// A coalescing "there is work" flag between tasks: the producer of work signals, the
 /// worker waits for the flag or a timeout, whichever comes first.
 ///
-/// A waiter is suspended on a continuation that `signal` resumes at once. (It used to check
-/// the flag every 25 ms: every agent's executor and ack publisher woke 40 times a second with
-/// nothing to do, and a signal waited 12 ms on average before it was seen, in "command →
-/// agent starts" and in "ack → published"; docs/benchmarks.md, commit → last ack.)
-final class WakeSignal: Sendable {
+/// A waiter is suspended on a continuation that `signal` resumes at once, so an idle worker
+/// costs no wake-ups and a signal is seen without delay. Polling a flag instead kept idle
+/// processes waking many times a second and made each signal wait half a polling period.
+public final class WakeSignal: Sendable {
     private enum Slot {
         /// `wait` took an id and has not suspended yet.
         case armed
@@ -25,8 +24,10 @@ final class WakeSignal: Sendable {
 
     private let state = Mutex(State())
 
+    public init() {}
+
     /// Wakes every waiter now; with none waiting, the next `wait` returns at once.
-    func signal() {
+    public func signal() {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             var woken: [CheckedContinuation<Void, Never>] = []
             for (id, slot) in state.slots {
@@ -46,7 +47,7 @@ final class WakeSignal: Sendable {
 
     /// Returns when signalled (consuming the signal) or after `timeout`.
     /// - Throws: `CancellationError` when the task is cancelled.
-    func wait(upTo timeout: Duration) async throws {
+    public func wait(upTo timeout: Duration) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state -> UInt64? in
             if state.pending {

@@ -2,12 +2,15 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import RescindConfiguration
+import RescindObservability
 import Synchronization
 import Tracing
 
 /// Sends ended spans to an OpenTelemetry collector over OTLP/HTTP (JSON), in the background and
 /// bounded: spans wait in a queue of `capacity`, go out in batches of `batchSize` at least every
-/// `interval`, each POST with a deadline of `requestTimeout`. A full queue drops the span, and a
+/// `interval`, each POST with a deadline of `requestTimeout`. The sender sleeps until a span is
+/// queued, then sends `interval` later, at once when a batch is full or a flush is asked for:
+/// an idle process is not woken by its exporter. A full queue drops the span, and a
 /// batch the collector did not take is dropped too (counted, never retried): no request, commit
 /// or ack ever waits on a collector that is down or slow.
 public final class OTLPExporter: SpanSink {
@@ -46,6 +49,8 @@ public final class OTLPExporter: SpanSink {
     public let settings: Settings
     private let state = Mutex(State())
     private let client: HTTPClient
+    /// Signalled when the queue stops being empty, fills a batch, or a flush is asked for.
+    private let queued = WakeSignal()
 
     /// - Parameter client: one that opens no spans (`.untraced`), or every export would trace itself.
     public init(settings: Settings, client: HTTPClient = .untraced) {
@@ -56,31 +61,40 @@ public final class OTLPExporter: SpanSink {
     public var counts: Counts { state.withLock { $0.counts } }
 
     public func accept(_ span: FinishedSpan) {
-        state.withLock { state in
+        let wake = state.withLock { state -> Bool in
             guard state.queue.count < settings.capacity else {
                 state.counts.dropped += 1
-                return
+                return false
             }
             state.queue.append(span)
+            return state.queue.count == 1 || state.queue.count == settings.batchSize
         }
+        if wake { queued.signal() }
     }
 
-    public func flushSoon() { state.withLock { $0.flushRequested = true } }
+    public func flushSoon() {
+        state.withLock { $0.flushRequested = true }
+        queued.signal()
+    }
+
+    private var isDue: Bool { state.withLock { $0.flushRequested || $0.queue.count >= settings.batchSize } }
+    private var isEmpty: Bool { state.withLock { $0.queue.isEmpty } }
 
     /// Sends batches until the task is cancelled, then what is left, once, within the request
     /// timeout.
     public func run() async {
         let clock = ContinuousClock()
-        var lastSent = clock.now
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(100))
-            let due = state.withLock { state in
-                state.flushRequested || state.queue.count >= settings.batchSize
-            }
-            if due || lastSent.duration(to: clock.now) >= settings.interval {
+        do {
+            while true {
+                // Idle: asleep until the first span is queued (the timeout only re-checks).
+                while isEmpty { try await queued.wait(upTo: .seconds(3600)) }
+                // A span is queued: it goes out `interval` from now, sooner when a batch fills.
+                let deadline = clock.now + settings.interval
+                while !isDue, clock.now < deadline { try await queued.wait(upTo: clock.now.duration(to: deadline)) }
                 await sendQueued()
-                lastSent = clock.now
             }
+        } catch {
+            // Cancelled: the last spans go out below.
         }
         // Not a child of the cancelled task, so that its requests are not cancelled at once.
         await Task { await sendQueued() }.value

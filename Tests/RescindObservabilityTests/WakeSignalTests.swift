@@ -1,10 +1,9 @@
 import Foundation
+import RescindObservability
 import Testing
 
-@testable import DeviceAgent
-
-/// The "there is work" flag between the agent's services (inbox → executor, outbox → ack
-/// publisher) wakes its waiter when signalled instead of being polled: a
+/// The "there is work" flag between tasks (the agent's inbox → executor and outbox → ack
+/// publisher, spans queued → the OTLP exporter) wakes its waiter when signalled instead of being polled: a
 /// waiter suspended for a minute returns as soon as the signal comes, a signal given before the
 /// wait is not lost, the timeout still ends a wait, and cancellation ends it at once.
 @Suite("Wake signal")
