@@ -29,14 +29,15 @@ struct ConclusionWriter: Sendable {
                         \(envelope))
                 """)
         }
-        for reissue in conclusions.reissues {
+        for (reissue, trace) in conclusions.reissues {
             let envelope = try SignedMessage(
                 schema: CommandReissue.schema, signer: CommandReissue.signer, payload: reissue, key: signingKey
             ).encoded()
             try await connection.execute(
                 """
-                INSERT INTO notification_outbox (notification_id, kind, envelope, destination, message_key)
-                VALUES (\(reissue.reissueID), 'command_reissue', \(envelope), 'device_commands', \(reissue.deviceID))
+                INSERT INTO notification_outbox (notification_id, kind, envelope, destination, message_key, traceparent, tracestate)
+                VALUES (\(reissue.reissueID), 'command_reissue', \(envelope), 'device_commands', \(reissue.deviceID),
+                        \(trace?.traceparent), \(trace?.storableTraceState))
                 """)
         }
         if !conclusions.notifications.isEmpty || !conclusions.reissues.isEmpty {

@@ -1,5 +1,6 @@
 import Foundation
 import RescindProtocol
+import RescindTracing
 
 /// What one transaction concluded besides its own rows: notifications to publish,
 /// stream events to show, and numbers for the metrics once it committed.
@@ -9,8 +10,9 @@ struct Conclusions: Sendable {
     /// The revocations completed: from their commit to their last ack.
     var completions: [Completion] = []
     var auditEntries = 0
-    /// Commands re-issued to devices (published on `device_commands`).
-    var reissues: [CommandReissue] = []
+    /// Commands re-issued to devices (published on `device_commands`), each with the context of
+    /// its `command reissued` span (`nil`: untraced), which the relay continues in its headers.
+    var reissues: [(command: CommandReissue, trace: TraceContext?)] = []
     /// The messages rejected: reason code and where each was read.
     var rejections: [(reason: String, position: MessagePosition)] = []
     /// Rejections beyond their bucket's hourly rows: counted only (`first`: the first of the

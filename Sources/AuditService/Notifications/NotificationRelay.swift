@@ -3,13 +3,15 @@ import Logging
 import RescindKafka
 import RescindPostgres
 import RescindServiceSupport
+import RescindTracing
 import ServiceLifecycle
 
 /// Publishes the notification outbox to `audit_notifications` (command re-issues to
 /// `device_commands`, keyed by device) in creation order and
 /// marks rows sent once Kafka acknowledged them; a crash in between re-sends, and
 /// consumers dedupe by `notification_id`. Wakes on the outbox NOTIFY, and polls as a
-/// safety net (`NotifiedDrainLoop`).
+/// safety net (`NotifiedDrainLoop`). A row with a trace context (a traced re-issue) is
+/// published under a `relay publish` span of that trace, whose context its headers carry.
 ///
 /// As the grant service's outbox relay (`LeasedOutbox`): a batch is claimed under a lease
 /// (replicas share the work), published with no transaction open and no pool connection held,
@@ -47,14 +49,19 @@ struct NotificationRelay: Service {
             pool: pool, table: "notification_outbox", idColumn: "notification_id", orderColumn: "seq", batchSize: batchSize,
             claimLease: claimLease)
         let batch = try await outbox.publishBatches(
-            returning: ["seq", "notification_id", "family_member_id", "envelope", "destination", "message_key"]
+            returning: ["seq", "notification_id", "family_member_id", "envelope", "destination", "message_key", "traceparent", "tracestate"]
         ) { row in
-            let (seq, id, familyMemberID, envelope, destination, messageKey) = try row.decode(
-                Int64.self, UUID.self, UUID?.self, Data.self, String?.self, UUID?.self)
+            let (seq, id, familyMemberID, envelope, destination, messageKey, traceparent, tracestate) = try row.decode(
+                Int64.self, UUID.self, UUID?.self, Data.self, String?.self, UUID?.self, String?.self, String?.self)
             let message = KafkaProducerMessage(
                 topic: destination == "device_commands" ? commandsTopic : topic,
                 key: (messageKey ?? familyMemberID).map { Data($0.uuidString.lowercased().utf8) }, value: envelope)
-            return (seq, id, message)
+            return (
+                seq, id,
+                KafkaProducer.TracedMessage(
+                    message, parent: .continuing(traceparent.flatMap { TraceContext(traceparent: $0, tracestate: tracestate) }),
+                    spanName: "relay publish")
+            )
         } publish: { messages in
             await producer.send(messages)
         }

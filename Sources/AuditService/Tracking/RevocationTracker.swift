@@ -2,6 +2,8 @@ import Foundation
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 /// Follows each revocation's expected devices to completion, inside the caller's
 /// transaction: acks move a device's state, the last one completes the revocation,
@@ -19,18 +21,21 @@ struct RevocationTracker: Sendable {
 
     // MARK: Revocations
 
-    /// Starts tracking; the deadline runs from the commit (the event's `occurred_at`).
+    /// Starts tracking; the deadline runs from the commit (the event's `occurred_at`). The trace
+    /// context current here (the event's, when its message carried one) is kept for the
+    /// revocation's re-issues to link to.
     /// - Returns: `false` when the revocation was already tracked.
     func track(_ event: RevocationEvent, on connection: PostgresConnection) async throws -> Bool {
+        let trace = ServiceContext.current?.traceContext
         let inserted = try await connection.execute(
             """
             INSERT INTO revocations (event_id, family_member_id, owner_user_id, owner_agreement_public_key,
                                      revoked_user_id, revoked_by_user_id, new_fmk_version, records_reencrypted,
-                                     reason, committed_at, deadline_at)
+                                     reason, committed_at, deadline_at, traceparent, tracestate)
             VALUES (\(event.eventID), \(event.familyMemberID), \(event.ownerUserID), \(event.ownerAgreementPublicKey),
                     \(event.revokedUserID), \(event.revokedByUserID), \(event.newFMKVersion),
                     \(event.recordsReencrypted), \(event.reason), \(event.occurredAt),
-                    \(event.occurredAt.addingTimeInterval(ackDeadline.seconds)))
+                    \(event.occurredAt.addingTimeInterval(ackDeadline.seconds)), \(trace?.traceparent), \(trace?.storableTraceState))
             ON CONFLICT DO NOTHING
             """)
         guard inserted == 1 else { return false }

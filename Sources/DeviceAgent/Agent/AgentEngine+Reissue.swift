@@ -38,7 +38,10 @@ extension AgentEngine {
             logger.info("command re-issue passed over while locked", metadata: [LogKey.attempt: "\(reissue.attempt)"])
             return .ignored
         }
-        switch try await store.enqueue(reissue, receipts: receipts) {
+        // A traced re-issue's trace (the audit service's `command reissued`) continues here.
+        let received = Self.receivedSpan(message)
+        defer { received?.end() }
+        switch try await store.enqueue(reissue, receipts: receipts, trace: received?.context.traceContext) {
         case .queued(let command):
             acksOwed.signal()
             logger.notice(

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import RescindProtocol
+import RescindTracing
 
 /// Re-issued commands: a new inbox entry (the re-issue id) for the grant service's command of
 /// the same revocation that the device already holds, so that it is carried out again.
@@ -17,7 +18,7 @@ extension AgentStore {
     /// Queues the command this device holds for `reissue.eventID` again, under `reissue.reissueID`;
     /// with `receipts`, its `delivered` receipt (naming the original and the attempt) is owed in
     /// the same transaction.
-    func enqueue(_ reissue: CommandReissue, receipts: ReceiptSigner? = nil) async throws -> ReissueResult {
+    func enqueue(_ reissue: CommandReissue, receipts: ReceiptSigner? = nil, trace: TraceContext? = nil) async throws -> ReissueResult {
         try await write { db in
             if try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM commands WHERE command_id = ?", arguments: [reissue.reissueID.text]) == true
@@ -40,13 +41,14 @@ extension AgentStore {
             try db.execute(
                 sql: """
                     INSERT INTO commands (command_id, event_id, device_id, action, family_member_id, fmk_version, issued_at,
-                                          received_at, state, source, original_command_id, attempt, offset_committed)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'reissue', ?, ?, 1)
+                                          received_at, state, source, original_command_id, attempt, offset_committed,
+                                          traceparent, tracestate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'reissue', ?, ?, 1, ?, ?)
                     """,
                 arguments: [
                     command.commandID.text, command.eventID.text, command.deviceID.text, command.action.rawValue,
                     command.familyMemberID.text, command.newFMKVersion, command.issuedAt.timeIntervalSince1970,
-                    Date().timeIntervalSince1970, original.text, reissue.attempt,
+                    Date().timeIntervalSince1970, original.text, reissue.attempt, trace?.traceparent, trace?.storableTraceState,
                 ])
             if let receipts {
                 Self.recordReceipt(in: db) {

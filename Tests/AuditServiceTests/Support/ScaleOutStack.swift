@@ -14,8 +14,11 @@ enum ScaleOutStack {
     static let clientTLS = ClientTLS(plainHTTP: .loopback)
 
     /// Starts everything, runs `body` with the services and their cluster, and always stops and
-    /// removes everything.
-    static func with<Result>(_ body: (ServiceProcesses, DevelopmentCluster) async throws -> Result) async throws -> Result {
+    /// removes everything. `auditEnvironment` adds to (or overrides) the audit services' settings.
+    static func with<Result>(
+        grants: Int = 2, audits: Int = 2, auditEnvironment: [String: String] = [:],
+        _ body: (ServiceProcesses, DevelopmentCluster) async throws -> Result
+    ) async throws -> Result {
         let suffix = UUID().uuidString.prefix(8).lowercased()
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-scaleout-\(suffix)")
         let cluster = try DevelopmentCluster()
@@ -32,7 +35,7 @@ enum ScaleOutStack {
             binaries: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), work: work,
             databaseURL: GrantServiceHarness.databaseURL, bootstrapServers: cluster.bootstrapServers, topicPrefix: prefix,
             grantSchema: "grant_scaleout_\(suffix)", auditSchema: "audit_scaleout_\(suffix)", auditGroup: "audit-scaleout-\(suffix)",
-            grants: 2, audits: 2,
+            grants: grants, audits: audits,
             grantEnvironment: [
                 "RESCIND_OUTBOX_POLL_MS": "200",
                 // A killed relay's claim passes to the survivor quickly.
@@ -42,7 +45,7 @@ enum ScaleOutStack {
                 "RESCIND_AUDIT_KAFKA_SESSION_TIMEOUT_MS": "3000", "RESCIND_AUDIT_KAFKA_HEARTBEAT_MS": "300",
                 "RESCIND_KAFKA_FETCH_WAIT_MS": "50", "RESCIND_AUDIT_OUTBOX_POLL_MS": "200",
                 "RESCIND_AUDIT_OUTBOX_CLAIM_LEASE_SECONDS": "5", "RESCIND_AUDIT_SCAN_INTERVAL_MS": "200",
-            ])
+            ].merging(auditEnvironment) { $1 })
         let services: ServiceProcesses
         do {
             services = try await ServiceProcesses.start(configuration)

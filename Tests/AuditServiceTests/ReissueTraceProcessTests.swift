@@ -1,0 +1,94 @@
+import Foundation
+import RescindCrypto
+import RescindDevKit
+import RescindKafka
+import RescindProtocol
+import RescindTestSupport
+import Testing
+
+/// A command re-issue of a traced revocation, on a real audit service process exporting its
+/// spans (`RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT`) to the test kit's collector. The test plays the
+/// grant service's relay (a signed revocation event whose headers carry the owner's trace) and a
+/// device that never answers. The re-issue the audit service publishes starts a trace of its own:
+/// its headers carry that trace, whose `command reissued` span links to the revocation's trace
+/// and whose `relay publish` span is the headers' parent. The re-issue and its span name no id.
+@Suite(.serialized) struct ReissueTraceProcessTests {
+    @Test(.timeLimit(.minutes(3)))
+    func aReissueStartsATraceLinkedToTheRevocationsTrace() async throws {
+        let receiver = try await OTLPReceiver.start()
+        let settings = [
+            "RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint.absoluteString,
+            // The device is overdue a second after the commit and re-issued a second later.
+            "RESCIND_AUDIT_ACK_DEADLINE_SECONDS": "1", "RESCIND_AUDIT_REISSUE_BACKOFF_SECONDS": "1",
+            "RESCIND_AUDIT_REISSUE_ATTEMPTS": "2",
+        ]
+        defer { Task { await receiver.stop() } }
+        try await ScaleOutStack.with(grants: 1, audits: 1, auditEnvironment: settings) { stack, cluster in
+            let prefix = stack.configuration.topicPrefix
+            var seed = [UInt8](try Data(contentsOf: stack.configuration.work.appendingPathComponent("keys/grant.key")))
+            let grantKey = try Ed25519.PrivateKey(seed: &seed)
+            let family = TestFamily()
+            let device = TestFamily.Device(userID: UUID())
+            let event = family.revocation(of: UUID(), devices: [device])
+            let revocationTrace = "0af7651916cd43dd8448eb211c80319c"
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-relay"),
+                logger: AuditServiceHarness.logger)
+            _ = try await producer.send(
+                topic: prefix + Topic.revocationEvents.rawValue, key: Data(family.familyMemberID.uuidString.lowercased().utf8),
+                value: try SignedMessage(schema: RevocationEvent.schema, signer: "grant-service", payload: event, key: grantKey)
+                    .encoded(),
+                headers: [KafkaHeader(key: "traceparent", value: Data("00-\(revocationTrace)-b7ad6b7169203331-01".utf8))])
+            await producer.shutdown()
+
+            let reissue = try await Self.firstReissue(topic: prefix + Topic.deviceCommands.rawValue, cluster: cluster)
+            let header = try #require(reissue.headers.last { $0.key == "traceparent" }?.value, "the re-issue carries no traceparent")
+            let parts = String(decoding: header, as: UTF8.self).split(separator: "-").map(String.init)
+            try #require(parts.count == 4, "traceparent \(String(decoding: header, as: UTF8.self))")
+            let (reissueTrace, publishSpan) = (parts[1], parts[2])
+            #expect(reissueTrace != revocationTrace, "a re-issue starts a trace of its own")
+
+            var spans: [[String: Any]] = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                spans = receiver.spans
+                if spans.contains(where: { $0["name"] as? String == "relay publish" && $0["spanId"] as? String == publishSpan }) { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let summary = spans.map { "\($0["service"] ?? "")/\($0["name"] ?? "") \($0["traceId"] ?? "")" }.sorted()
+            let reissued = spans.filter { $0["name"] as? String == "command reissued" && $0["traceId"] as? String == reissueTrace }
+            try #require(reissued.count == 1, "\(summary)")
+            #expect(reissued[0]["parentSpanId"] == nil, "the re-issue's trace starts at it: \(summary)")
+            let links = reissued[0]["links"] as? [[String: Any]] ?? []
+            #expect(links.count == 1 && links.first?["traceId"] as? String == revocationTrace, "linked to \(links)")
+            let published = spans.filter { $0["spanId"] as? String == publishSpan }
+            #expect(
+                published.count == 1 && published.first?["name"] as? String == "relay publish"
+                    && published.first?["parentSpanId"] as? String == reissued[0]["spanId"] as? String,
+                "\(summary)")
+            // The event was recorded in the owner's trace, under the relay's span.
+            #expect(
+                spans.contains {
+                    $0["name"] as? String == "revocation event recorded" && $0["traceId"] as? String == revocationTrace
+                        && $0["parentSpanId"] as? String == "b7ad6b7169203331"
+                }, "\(summary)")
+            for body in receiver.rawBodies {
+                #expect(body.firstMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/) == nil, "an id in \(body.prefix(1000))")
+            }
+        }
+    }
+
+    /// The first command re-issue on `topic`, read from the beginning.
+    static func firstReissue(topic: String, cluster: DevelopmentCluster) async throws -> KafkaMessage {
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-device"),
+            subscription: .partitions(
+                (0..<ScaleOutStack.partitions).map { KafkaPartitionAssignment(topic: topic, partition: $0, start: .beginning) }),
+            logger: AuditServiceHarness.logger)
+        defer { Task { await consumer.close() } }
+        for try await message in consumer.messages where SignedEnvelope.claimedSchema(message.value) == CommandReissue.schema {
+            return message
+        }
+        throw CancellationError()
+    }
+}
