@@ -100,6 +100,7 @@ import Testing
         }
         try await Self.expectEveryMessageMatchesTheSchemas(topicPrefix: topicPrefix, in: state)
         try Self.expectOneTrace(of: output, in: spans, exported: exported)
+        Self.expectTheLateAnswersLinkToTheirRevocations(in: spans)
 
         // The monitoring page needs the operator token: the demo says where it is, never what it is.
         let tokenFile = state.appendingPathComponent("keys/audit-operator.token")
@@ -164,6 +165,34 @@ import Testing
         for body in exported {
             let id = body.firstMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/)
             #expect(id == nil, "an id in an exported span: \(body.prefix(2000))")
+        }
+    }
+
+    /// The iPad that was offline answers `healed`. A command it read from Kafka when it came back
+    /// is handled in its revocation's trace; one it fetched at check-in first starts a trace of
+    /// its own at a `command fetched` span that links to the revocation's trace.
+    static func expectTheLateAnswersLinkToTheirRevocations(in spans: [[String: Any]]) {
+        // The traces of the client's revocations (under a `revoke` command, or at their root).
+        let revocations = Set(
+            spans.filter { $0["name"] as? String == "revocation" && $0["service"] as? String == "rescind-dev demo" }
+                .compactMap { $0["traceId"] as? String })
+        let healed = spans.filter { span in
+            span["service"] as? String == "rescind-agent"
+                && (span["attributes"] as? [[String: Any]] ?? []).contains {
+                    $0["key"] as? String == "rescind.outcome" && ($0["value"] as? [String: Any])?["stringValue"] as? String == "healed"
+                }
+        }
+        #expect(!healed.isEmpty, "no healed answer traced: \(spans.map { $0["name"] ?? "" })")
+        for span in healed {
+            guard let trace = span["traceId"] as? String, !revocations.contains(trace) else { continue }
+            let fetched = spans.first { $0["spanId"] as? String == span["parentSpanId"] as? String && $0["traceId"] as? String == trace }
+            let links = (fetched?["links"] as? [[String: Any]] ?? []).compactMap { $0["traceId"] as? String }
+            let roots = spans.filter { links.contains($0["traceId"] as? String ?? "") && $0["parentSpanId"] == nil }
+                .map { "\($0["service"] ?? "")/\($0["name"] ?? "")" }
+            #expect(
+                fetched?["name"] as? String == "command fetched" && fetched?["parentSpanId"] == nil
+                    && links.contains(where: revocations.contains),
+                "a healed answer outside its revocation's trace, under \(fetched?["name"] ?? "nothing") linked to \(links): \(roots)")
         }
     }
 

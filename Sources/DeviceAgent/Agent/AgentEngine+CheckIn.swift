@@ -3,6 +3,8 @@ import Logging
 import RescindClient
 import RescindObservability
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 /// Commands missed on the topic, fetched at check-in (the MDM model).
 ///
@@ -13,6 +15,10 @@ import RescindProtocol
 /// grant-service key, addressed to this device) into the same inbox, deduplicated by command id.
 /// One the device had already moved past by healing is answered `healed`, so the revocation
 /// completes instead of staying open for ever.
+///
+/// A command of a traced revocation comes with its `traceparent`. Taking it in here is not part of
+/// the revocation's work (it may come days later): it starts a trace of its own at a `command
+/// fetched` span linked to the revocation's trace, which the command's handling and ack continue.
 extension AgentEngine {
     static let missedCommandsPageSize = 100
 
@@ -33,7 +39,7 @@ extension AgentEngine {
                 return new
             }
             for entry in page.commands {
-                if try await takeInMissed(entry.envelope) { new += 1 }
+                if try await takeInMissed(entry) { new += 1 }
                 cursor = max(cursor, entry.seq)
             }
             try await store.setCommandCursor(cursor)
@@ -47,8 +53,8 @@ extension AgentEngine {
     }
 
     /// - Returns: whether the command was new to this device.
-    private func takeInMissed(_ envelope: Data) async throws -> Bool {
-        switch CommandValidation.validate(key: nil, value: envelope, deviceID: deviceID, serviceKey: configuration.grantServiceKey) {
+    private func takeInMissed(_ entry: DeviceCommandList.Entry) async throws -> Bool {
+        switch CommandValidation.validate(key: nil, value: entry.envelope, deviceID: deviceID, serviceKey: configuration.grantServiceKey) {
         case .ignored:
             return false
         case .rejected(let reason):
@@ -58,8 +64,13 @@ extension AgentEngine {
                 "rejected a device command fetched at check-in", metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.source: "check_in"])
             return false
         case .accepted(let command):
+            let fetched = Self.fetchedSpan(linkedTo: entry.traceparent)
+            defer { fetched?.end() }
             // Known already (read from Kafka, or fetched before): nothing more is owed.
-            guard try await mode.withLock({ try await store.enqueue(command, source: .checkIn, receipts: receipts) }) == .new
+            guard
+                try await mode.withLock({
+                    try await store.enqueue(command, source: .checkIn, receipts: receipts, trace: fetched?.context.traceContext)
+                }) == .new
             else { return false }
             acksOwed.signal()
             metrics.received(command.action, locked: false)
@@ -71,5 +82,15 @@ extension AgentEngine {
                 ])
             return true
         }
+    }
+
+    /// A `command fetched` span starting a trace of its own, linked to the revocation's trace
+    /// `traceparent` names; `nil` when there is none, it is malformed, or tracing is off.
+    static func fetchedSpan(linkedTo traceparent: String?) -> (any Span)? {
+        guard let linked = ServiceContext.continuing(traceparent.flatMap { TraceContext(traceparent: $0) }) else { return nil }
+        let span = InstrumentationSystem.tracer.startAnySpan("command fetched", context: .topLevel, ofKind: .consumer)
+        guard span.context.traceContext != nil else { return nil }
+        span.addLink(SpanLink(context: linked, attributes: [:]))
+        return span
     }
 }

@@ -61,7 +61,7 @@ struct OutboxWriter: Sendable {
             ORDER BY m.position
             """)
         try await connection.execute("SELECT pg_notify(\(Self.channel), '')")
-        try await DeviceCommandStore.keep(commands, envelopes: envelopes, on: connection)
+        try await DeviceCommandStore.keep(commands, envelopes: envelopes, traceparent: trace?.traceparent, on: connection)
     }
 
     func access(_ event: AccessEvent, on connection: PostgresConnection) async throws {

@@ -11,15 +11,20 @@ public struct DeviceCommandList: Codable, Sendable, Equatable {
         /// The envelope exactly as published on `device_commands`, signed by the grant service:
         /// the agent verifies it as it verifies one read from Kafka.
         public var envelope: Data
+        /// The W3C `traceparent` of the revocation that sent the command, when it was traced: a
+        /// device that takes the command in here links its answer to that trace. Not signed, and
+        /// only ever a link: a wrong one misleads a trace viewer, never the device.
+        public var traceparent: String?
 
-        public init(seq: Int64, commandID: UUID, envelope: Data) {
+        public init(seq: Int64, commandID: UUID, envelope: Data, traceparent: String? = nil) {
             self.seq = seq
             self.commandID = commandID
             self.envelope = envelope
+            self.traceparent = traceparent
         }
 
         enum CodingKeys: String, CodingKey {
-            case seq, commandID = "command_id", envelope
+            case seq, commandID = "command_id", envelope, traceparent
         }
     }
 
