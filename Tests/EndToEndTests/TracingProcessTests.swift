@@ -145,6 +145,65 @@ import Testing
         }
     }
 
+    /// Crashes: the grant service dies with SIGKILL after the commit and before its relay could
+    /// publish (every broker down). The outbox row kept the commit's trace context, so the grant
+    /// service started after it — another process — publishes the revocation's event in that
+    /// trace, under the commit's server span of the process that died.
+    @Test(.timeLimit(.minutes(3)))
+    func aRelayKilledBeforeItPublishedPublishesInTheTraceAfterARestart() async throws {
+        try #require(RescindProcess.isBuilt)
+        let receiver = try await OTLPReceiver.start()
+        let cluster = try DevelopmentCluster()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-trace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        var environment = try await ShutdownDeadlineProcessTests.environment(
+            "rescind-grant-service", databaseURL: GrantServiceHarness.databaseURL, cluster: cluster, scratch: scratch)
+        environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint.absoluteString
+        // A batch claimed by the process that dies passes to the next one within seconds.
+        environment["RESCIND_OUTBOX_CLAIM_LEASE_SECONDS"] = "5"
+        let port = try FreePort.next()
+        environment["RESCIND_GRANT_PORT"] = "\(port)"
+        let schema = environment["RESCIND_GRANT_DB_SCHEMA"]!
+        let first = try await ShutdownDeadlineProcessTests.start(
+            "rescind-grant-service", environment: environment, log: scratch.appendingPathComponent("grant-1.log"))
+        var second: ChildProcess?
+        defer {
+            first.killGroup()
+            second?.killGroup()
+            cluster.shutdown()
+            try? FileManager.default.removeItem(at: scratch)
+            Task { await TestDatabase.dropSchema(schema) }
+        }
+        let person = Person(scratch: scratch, grantURL: "http://127.0.0.1:\(port)", receiver: receiver)
+        _ = try await person.ok(["identity", "create", "--name", "Adult A"], as: "a")
+        let adultC = try await person.ok(["identity", "create", "--name", "Adult C"], as: "c")
+        let userC = try #require(CLITestBed.value(after: "user", in: adultC))
+        let emma = try await person.ok(["family-member", "create"], as: "a").trimmed
+        _ = try await person.ok(["grant", emma, "--to", userC], as: "a")
+        for broker in cluster.brokerIDs { try await cluster.setBrokerDown(broker) }
+        _ = try await person.ok(["revoke", emma, "--user", userC, "--yes"], as: "a")
+
+        // The commit's server span has left the first process; then it dies, its event unsent.
+        let served = try await CLITestBed.eventually("the commit's server span") { () -> [String: Any]? in
+            receiver.spans.first { $0["name"] as? String == "POST /v1/revocations/{revocationID}/commit" }
+        }
+        first.killGroup()
+        for broker in cluster.brokerIDs { try await cluster.setBrokerUp(broker) }
+        second = try await ShutdownDeadlineProcessTests.start(
+            "rescind-grant-service", environment: environment, log: scratch.appendingPathComponent("grant-2.log"))
+
+        let published = try await CLITestBed.eventually("the event published after the restart") { () -> [String: Any]? in
+            receiver.spans.first {
+                $0["name"] as? String == "relay publish" && $0["traceId"] as? String == served["traceId"] as? String
+            }
+        }
+        #expect(published["parentSpanId"] as? String == served["spanId"] as? String, "\(published)")
+        #expect(
+            published["instance"] as? String != served["instance"] as? String,
+            "published by the process started after the kill, not the one that served the commit")
+        await receiver.stop()
+    }
+
     /// The names of the parents of the spans named `name` in `trace`.
     static func parents(of name: String, in trace: [[String: Any]]) -> [String] {
         trace.filter { $0["name"] as? String == name }.map { span in
