@@ -9,6 +9,8 @@ final class BenchCollector: Sendable {
     struct Received: Sendable {
         var requests = 0
         var bytes = 0
+        /// Spans received (each OTLP span has one `"spanId"` key; a span link has one too).
+        var spans = 0
     }
 
     /// What was received, shared with the route.
@@ -34,7 +36,10 @@ final class BenchCollector: Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.post("v1/traces") { request, _ -> HTTPResponse.Status in
             let body = try await request.body.collect(upTo: 16 << 20)
-            tally.value.withLock { ($0.requests, $0.bytes) = ($0.requests + 1, $0.bytes + body.readableBytes) }
+            let spans = Self.occurrences(of: Array(#""spanId""#.utf8), in: Array(body.readableBytesView))
+            tally.value.withLock {
+                ($0.requests, $0.bytes, $0.spans) = ($0.requests + 1, $0.bytes + body.readableBytes, $0.spans + spans)
+            }
             return .ok
         }
         let (ports, portSent) = AsyncStream.makeStream(of: Int.self)
@@ -53,6 +58,21 @@ final class BenchCollector: Sendable {
             throw BenchError("the bench's OTLP collector did not start")
         }
         return BenchCollector(port: port, tally: tally, server: server)
+    }
+
+    static func occurrences(of pattern: [UInt8], in bytes: [UInt8]) -> Int {
+        guard !pattern.isEmpty, bytes.count >= pattern.count else { return 0 }
+        var count = 0
+        var index = 0
+        while index <= bytes.count - pattern.count {
+            if bytes[index] == pattern[0], bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                count += 1
+                index += pattern.count
+            } else {
+                index += 1
+            }
+        }
+        return count
     }
 
     func stop() async {
