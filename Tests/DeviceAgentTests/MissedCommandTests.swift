@@ -39,7 +39,7 @@ struct MissedCommandTests {
         await consumer.close()
     }
 
-    @Test("agents whose commands expired answer them at check-in: healed, and the revocation completes")
+    @Test("agents whose commands expired answer them at check-in (junk trace links and all): healed, and the revocation completes")
     func healedAtCheckIn() async throws {
         try await RevocationScenario.with(interactiveRegistrations: true, records: ["x-ray: plaintext-1", "note: plaintext-2"]) { service, s in
             try await AuditServiceHarness.with(auditing: service, { $0.tracking.scanInterval = .milliseconds(200) }) { audit in
@@ -48,6 +48,16 @@ struct MissedCommandTests {
                 // Both devices are offline during the revocation, and its commands expire before they return.
                 let committed = try await s.owner.revoke(s.member.id, user: s.revokedUser.keys.userID)
                 for device in [s.kept, s.revoked] { try await Self.skipCommand(of: device, on: service) }
+                // A compromised grant service hands out junk trace links with the commands (its
+                // own CHECK dropped): a link is unsigned and only ever a link, so the devices take
+                // the commands in and answer them exactly as below.
+                try await service.withConnection { connection in
+                    try await connection.execute(
+                        PostgresQuery(unsafeSQL: "ALTER TABLE device_commands DROP CONSTRAINT device_commands_traceparent_check"))
+                    try await connection.execute(
+                        "UPDATE device_commands SET traceparent = \(#"00-"},"x":"\#(String(repeating: "Z", count: 70_000))"#) WHERE event_id = \(committed.eventID)"
+                    )
+                }
 
                 let keptAgent = RunningAgent(try await s.kept.open())
                 let revokedAgent = RunningAgent(try await s.revoked.open())
