@@ -124,10 +124,12 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "[containers] runs as root (podman with runc and cgroupfs)" >&2; exit 1; }
 trap on_exit EXIT
 
-step "installing podman, podman-compose, debootstrap (apt, once)"
+step "installing podman, podman-compose, debootstrap, iptables (apt, once)"
 missing=()
+# netavark sets up container networks with iptables, which its package does not pull in: without
+# it every build with a network fails ("netavark: No such file or directory").
 for tool in podman:podman runc:runc debootstrap:debootstrap podman-compose:podman-compose \
-    /usr/lib/podman/netavark:netavark /usr/lib/podman/aardvark-dns:aardvark-dns; do
+    /usr/lib/podman/netavark:netavark /usr/lib/podman/aardvark-dns:aardvark-dns iptables:iptables; do
     [ -x "${tool%%:*}" ] || command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
