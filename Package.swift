@@ -239,8 +239,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // Only for the handler that disconnects stalled stream readers.
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.copy("Resources/monitor.html"), .copy("Resources/monitor.js"), .copy("Resources/openapi.yaml")]
         ),
