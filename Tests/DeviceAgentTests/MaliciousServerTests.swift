@@ -86,25 +86,12 @@ struct MaliciousServerTests {
         }
     }
 
-    static func expectRefused(
-        _ code: KeyChainViolation.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
-    ) async {
-        do {
-            try await body()
-            Issue.record("accepted; expected \(code.rawValue)", sourceLocation: sourceLocation)
-        } catch let error as KeyHistoryError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
-        }
-    }
-
     @Test("a wrapped key replaced by one for a key the attacker knows, at a version the owner never made")
     func replacedWrappedKey() async throws {
         try await Self.with { s in
             try await s.forgeVersion(2)
             // The client has verified v1: a v2 key with no statement is stale against the owner's history.
-            await Self.expectRefused(.staleVersion) { _ = try await s.client.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.staleVersion) { _ = try await s.client.currentFMK(s.member.id) }
             #expect(s.clientReports.codes == [.staleVersion])
             try await s.agent.selfHeal()
             #expect(s.agentReports.codes == [.staleVersion])
@@ -120,7 +107,7 @@ struct MaliciousServerTests {
             try await s.owner.grant(s.member.id, to: c.keys.userID)
             _ = try await s.owner.revoke(s.member.id, user: c.keys.userID)
             try await s.forgeVersion(2)  // same version, B's copy replaced
-            await Self.expectRefused(.wrappedKeyMismatch) { _ = try await s.client.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.wrappedKeyMismatch) { _ = try await s.client.currentFMK(s.member.id) }
             try await s.agent.selfHeal()
             #expect(s.agentReports.codes == [.wrappedKeyMismatch])
             try await s.expectAgentKept(version: 1)
@@ -137,7 +124,7 @@ struct MaliciousServerTests {
             _ = try await s.owner.revoke(s.member.id, user: d.keys.userID)
             try await s.sql(
                 "DELETE FROM key_statements WHERE family_member_id = '\(s.member.id.uuidString.lowercased())' AND kind = 'revoke' AND fmk_version = 2")
-            await Self.expectRefused(.versionGap) { _ = try await s.client.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.versionGap) { _ = try await s.client.currentFMK(s.member.id) }
             try await s.agent.selfHeal()
             #expect(s.agentReports.codes == [.versionGap])
             try await s.expectAgentKept(version: 1)
@@ -168,7 +155,7 @@ struct MaliciousServerTests {
                     try await connection.execute(PostgresQuery(unsafeSQL: "UPDATE family_members SET current_fmk_version = 1 WHERE family_member_id = '\(id)'"))
                 }
             }
-            await Self.expectRefused(.staleVersion) { _ = try await s.client.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.staleVersion) { _ = try await s.client.currentFMK(s.member.id) }
             #expect(s.clientReports.codes == [.staleVersion])
             try await s.agent.selfHeal()
             #expect(s.agentReports.codes == [.staleVersion])
@@ -207,10 +194,10 @@ struct MaliciousServerTests {
                 }
             }
             // The device that verified statement 3 is offered 4, which extends another 3: a fork.
-            await Self.expectRefused(.fork) { _ = try await s.client.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.fork) { _ = try await s.client.currentFMK(s.member.id) }
             // A device that verifies from the start meets the forged signer.
             let fresh = try await s.holder.addDevice(name: "fresh").reporting(to: s.clientReports)
-            await Self.expectRefused(.unknownSigner) { _ = try await fresh.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.unknownSigner) { _ = try await fresh.currentFMK(s.member.id) }
             #expect(s.clientReports.codes == [.fork, .unknownSigner])
         }
     }
@@ -235,7 +222,7 @@ struct MaliciousServerTests {
                             \(Data(attacker.publicKey.rawRepresentation)), \(Data(wrapped)), 1)
                     """)
             }
-            await Self.expectRefused(.notAHolder) { _ = try await strangerClient.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.notAHolder) { _ = try await strangerClient.currentFMK(s.member.id) }
             #expect(strangerReports.codes == [.notAHolder])
 
             // The owner's identity key replaced by the attacker's: a device that pins now sees it.
@@ -245,7 +232,7 @@ struct MaliciousServerTests {
                     "UPDATE users SET identity_public_key = \(Data(swapped.publicKey.rawRepresentation)) WHERE user_id = \(s.owner.keys.userID)")
             }
             let fresh = try await s.holder.addDevice(name: "fresh").reporting(to: s.clientReports)
-            await Self.expectRefused(.identityKeyChanged) { _ = try await fresh.currentFMK(s.member.id) }
+            await expectKeyHistoryRefused(.identityKeyChanged) { _ = try await fresh.currentFMK(s.member.id) }
             // The pinned client and agent go on with the history they verified.
             _ = try await s.client.currentFMK(s.member.id)
             try await s.agent.selfHeal()

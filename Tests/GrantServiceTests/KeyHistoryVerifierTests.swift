@@ -2,6 +2,7 @@ import Foundation
 import RescindClient
 import RescindCrypto
 import RescindProtocol
+import RescindTestSupport
 import Testing
 
 /// `KeyHistoryVerifier` on hand-made chains, no server: every rule refuses with its own code, and
@@ -103,19 +104,6 @@ import Testing
         return (chain, b, bCopy)
     }
 
-    static func expectRefused(
-        _ code: KeyChainViolation.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
-    ) async {
-        do {
-            try await body()
-            Issue.record("accepted; expected \(code.rawValue)", sourceLocation: sourceLocation)
-        } catch let error as KeyHistoryError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
-        }
-    }
-
     @Test func anHonestChainIsAcceptedIncrementally() async throws {
         var (chain, b, bCopy) = try Self.honest()
         let entry = try await chain.verify(as: b, wrapped: bCopy)
@@ -137,7 +125,7 @@ import Testing
         let (base, b, bCopy) = try Self.honest()
         var chain = base
         chain.statements[1].signature[0] ^= 1
-        await Self.expectRefused(.badSignature) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.badSignature) { _ = try await chain.verify(as: b, wrapped: bCopy) }
 
         chain = base
         chain.statements.removeLast()
@@ -145,27 +133,27 @@ import Testing
         try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) {
             $0.previousHash = Data(repeating: 7, count: 32)
         }
-        await Self.expectRefused(.brokenLink) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.brokenLink) { _ = try await chain.verify(as: b, wrapped: bCopy) }
 
         chain = base
         let skipped = try chain.wrapped(for: b, version: 3)
         try chain.append(.revoke, holders: [chain.holder(skipped, b)], version: 3, revoked: chain.owner.userID)
-        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: skipped) }
+        await expectKeyHistoryRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: skipped) }
 
         chain = base
         chain.statements.remove(at: 1)  // seq 1 then seq 3
         try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) { $0.seq = 3 }
-        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
 
         chain = base
         let attacker = Ed25519.PrivateKey()
         try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)], signer: attacker)
-        await Self.expectRefused(.unknownSigner) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.unknownSigner) { _ = try await chain.verify(as: b, wrapped: bCopy) }
 
         // A history that does not start with the owner's create.
         chain = base
         chain.statements.removeFirst()
-        await Self.expectRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.versionGap) { _ = try await chain.verify(as: b, wrapped: bCopy) }
     }
 
     @Test func malformedAndHugeStatementsAreRefused() async throws {
@@ -175,10 +163,10 @@ import Testing
             KeyStatement.Holder(userID: UUID(), wrapping: .ecdh, agreementKeyFingerprint: Data(count: 32), wrappedFMKHash: Data(count: 32))
         }
         try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)] + many)
-        await Self.expectRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
         chain.statements.removeLast()
         try chain.append(.grant, holders: [chain.holder(bCopy, b)]) { $0.fmkCommitment = Data(count: 3) }
-        await Self.expectRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.malformed) { _ = try await chain.verify(as: b, wrapped: bCopy) }
     }
 
     @Test func rollbackForkStaleVersionStrangerMismatchAndCommitmentAreRefused() async throws {
@@ -188,11 +176,11 @@ import Testing
         let head = try await chain.verify(as: b, wrapped: b2)
 
         // Rollback: an answer ending below the verified head.
-        await Self.expectRefused(.rollback) {
+        await expectKeyHistoryRefused(.rollback) {
             _ = try await chain.verify(as: b, cached: head, statements: Array(chain.statements.prefix(2)), wrapped: bCopy)
         }
         // An old version served as current, with no statement.
-        await Self.expectRefused(.staleVersion) { _ = try await chain.verify(as: b, cached: head, statements: [], wrapped: bCopy) }
+        await expectKeyHistoryRefused(.staleVersion) { _ = try await chain.verify(as: b, cached: head, statements: [], wrapped: bCopy) }
 
         // Fork: another statement 3 (a different v2) to a device that verified the first.
         var other = chain
@@ -200,19 +188,19 @@ import Testing
         other.fmks[2] = SecretKey()
         let forkCopy = try other.wrapped(for: b, version: 2)
         try other.append(.revoke, holders: [other.holder(forkCopy, b)], version: 2, revoked: chain.owner.userID)
-        await Self.expectRefused(.fork) { _ = try await other.verify(as: b, cached: head, statements: other.statements, wrapped: forkCopy) }
+        await expectKeyHistoryRefused(.fork) { _ = try await other.verify(as: b, cached: head, statements: other.statements, wrapped: forkCopy) }
         // … and one extending it.
         try other.append(.grant, holders: [other.holder(forkCopy, b)])
-        await Self.expectRefused(.fork) {
+        await expectKeyHistoryRefused(.fork) {
             _ = try await other.verify(as: b, cached: head, statements: Array(other.statements.suffix(1)), wrapped: forkCopy)
         }
 
         // A user the head does not name (a grant the owner never made).
         let stranger = UserKeys.generate()
-        await Self.expectRefused(.notAHolder) { _ = try await chain.verify(as: stranger, wrapped: try chain.wrapped(for: stranger, version: 2)) }
+        await expectKeyHistoryRefused(.notAHolder) { _ = try await chain.verify(as: stranger, wrapped: try chain.wrapped(for: stranger, version: 2)) }
 
         // A wrapped key replaced by one for a key the attacker knows (it is not the one named).
-        await Self.expectRefused(.wrappedKeyMismatch) {
+        await expectKeyHistoryRefused(.wrappedKeyMismatch) {
             _ = try await chain.verify(as: b, wrapped: try chain.wrapped(for: b, version: 2, fmk: SecretKey()))
         }
 
@@ -222,7 +210,7 @@ import Testing
         let ownCopy = try bad.wrapped(for: bad.owner, version: 1)
         bad.statements.removeLast()
         try bad.append(.grant, holders: [bad.holder(ownCopy, bad.owner), bad.holder(wrong, b)])
-        await Self.expectRefused(.commitmentMismatch) { _ = try await bad.verify(as: b, wrapped: wrong) }
+        await expectKeyHistoryRefused(.commitmentMismatch) { _ = try await bad.verify(as: b, wrapped: wrong) }
     }
 
     @Test func aTransferHandsTheChainToTheNewOwnersKeyAndARotatedGranteeIsCheckedByTheCommitment() async throws {
@@ -241,11 +229,11 @@ import Testing
         // The old owner can no longer sign.
         var stale = chain
         try stale.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]) { $0.ownerUserID = b.userID }
-        await Self.expectRefused(.unknownSigner) {
+        await expectKeyHistoryRefused(.unknownSigner) {
             _ = try await stale.verify(as: b, wrapped: bCopy, registered: Data(b.identityKey.publicKey.rawRepresentation), now: later)
         }
         // First use: the owner's registered key is not the one the history ends at.
-        await Self.expectRefused(.identityKeyChanged) {
+        await expectKeyHistoryRefused(.identityKeyChanged) {
             _ = try await chain.verify(as: b, wrapped: bCopy, registered: Data(Ed25519.PrivateKey().publicKey.rawRepresentation), now: later)
         }
 
@@ -261,7 +249,7 @@ import Testing
         let forged = try FMKWrapping.wrap(
             SecretKey(), familyMemberID: plain.id, version: 1, granter: rotated.agreementKey, grantee: plain.owner.agreementKey.publicKey)
         moved.wrappedFMK = Data(forged)
-        await Self.expectRefused(.commitmentMismatch) { _ = try await plain.verify(as: rotated, wrapped: moved) }
+        await expectKeyHistoryRefused(.commitmentMismatch) { _ = try await plain.verify(as: rotated, wrapped: moved) }
     }
 
     /// The security delay is the verifier's: a `transfer` takes effect at its own `not_before`
@@ -292,14 +280,14 @@ import Testing
         }
         let delayed = try transfer { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
         // Served at once: refused by this client's clock; after the delay: the new owner's.
-        await Self.expectRefused(.ungovernedChange) { _ = try await delayed.verify(as: b, wrapped: bCopy, registered: registeredB) }
+        await expectKeyHistoryRefused(.ungovernedChange) { _ = try await delayed.verify(as: b, wrapped: bCopy, registered: registeredB) }
         let later = Date().addingTimeInterval(KeyStatement.minimumDelay + 1)
         #expect(try await delayed.verify(as: b, wrapped: bCopy, registered: registeredB, now: later).ownerUserID == b.userID)
 
         // No delay named, or a shorter one than the floor: refused whatever the clock says.
         for edit: (inout KeyStatement) -> Void in [{ _ in }, { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay - 1) }] {
             let undelayed = try transfer(edit)
-            await Self.expectRefused(.ungovernedChange) {
+            await expectKeyHistoryRefused(.ungovernedChange) {
                 _ = try await undelayed.verify(as: b, wrapped: bCopy, registered: registeredB, now: later.addingTimeInterval(86_400))
             }
         }
@@ -308,7 +296,7 @@ import Testing
         #expect(try await approved.verify(as: b, wrapped: bCopy, registered: registeredB).ownerUserID == b.userID)
         // … another key does not (a thief's own, or the grant service's).
         let forged = try transfer({ $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }, recoverySigner: Ed25519.PrivateKey())
-        await Self.expectRefused(.ungovernedChange) { _ = try await forged.verify(as: b, wrapped: bCopy, registered: registeredB) }
+        await expectKeyHistoryRefused(.ungovernedChange) { _ = try await forged.verify(as: b, wrapped: bCopy, registered: registeredB) }
 
         // A history whose owner named no recovery key takes a transfer only after its delay.
         var (unnamed, c, cCopy) = try Self.honest()
@@ -319,12 +307,12 @@ import Testing
         var signed = unnamed.statements.removeLast()
         signed.recoverySignature = Data(recovery.signature(for: try signed.statement.signingInput()))
         unnamed.statements.append(signed)
-        await Self.expectRefused(.ungovernedChange) {
+        await expectKeyHistoryRefused(.ungovernedChange) {
             _ = try await unnamed.verify(as: c, wrapped: cCopy, registered: Data(c.identityKey.publicKey.rawRepresentation))
         }
         // `not_before` and `recovery_public_key` only where they belong.
         var misplaced = chain
         try misplaced.append(.grant, holders: holders) { $0.notBefore = $0.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
-        await Self.expectRefused(.malformed) { _ = try await misplaced.verify(as: b, wrapped: bCopy) }
+        await expectKeyHistoryRefused(.malformed) { _ = try await misplaced.verify(as: b, wrapped: bCopy) }
     }
 }

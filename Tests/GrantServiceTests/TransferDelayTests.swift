@@ -35,12 +35,12 @@ import Testing
             #expect(try await other.client.familyMember(owner.emma).ownerUserID == owner.grantee.keys.userID)
 
             for reader in readers {
-                await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await reader.currentFMK(owner.emma) }
+                await expectKeyHistoryRefused(.ungovernedChange) { _ = try await reader.currentFMK(owner.emma) }
             }
             let newLaptop = try await owner.grantee.addDevice(name: "Adult B's laptop")
-            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await newLaptop.verifiedHistory(owner.emma) }
-            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { try await owner.grantee.adoptOwnership(owner.emma) }
-            await KeyHistoryVerifierTests.expectRefused(.ungovernedChange) { _ = try await other.readRecords(owner.emma) }
+            await expectKeyHistoryRefused(.ungovernedChange) { _ = try await newLaptop.verifiedHistory(owner.emma) }
+            await expectKeyHistoryRefused(.ungovernedChange) { try await owner.grantee.adoptOwnership(owner.emma) }
+            await expectKeyHistoryRefused(.ungovernedChange) { _ = try await other.readRecords(owner.emma) }
 
             // The delay, by the client's own clock, ran out: the transfer is in effect.
             var later = owner.grantee
