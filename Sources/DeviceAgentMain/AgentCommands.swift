@@ -279,7 +279,8 @@ struct VetoCommand: AgentSubcommand {
 
 struct ApproveCommand: AgentSubcommand {
     static let configuration = CommandConfiguration(
-        commandName: "approve", abstract: "Approve an operation another device of the user began: it takes effect now.")
+        commandName: "approve",
+        abstract: "Approve an operation another device of the user began: it takes effect now (an identity rotation an hour after it began).")
 
     @Argument(transform: OperationID.parse) var operation: UUID
 
@@ -287,6 +288,7 @@ struct ApproveCommand: AgentSubcommand {
         let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
         let decided = try await session.client.approveOperation(operation)
         print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+        if decided.state == .pending { print("takes effect at \(Timestamp.format(decided.effectiveAt)) unless vetoed") }
     }
 }
 

@@ -109,12 +109,20 @@ extension UserSession {
     /// Re-wraps every FMK copy I hold that does not open with my keys (this session's, the new
     /// ones) but opens with `previous`: after a rotation, each copy is moved to the new keys.
     /// Copies already moved are left alone, so this is safe to run again after a crash.
-    /// - Returns: how many copies were re-wrapped, and how many were already current.
-    @discardableResult
+    ///
+    /// Nothing is moved before every family member I own can follow the new key: a `rekey` is
+    /// taken by verifiers only once the rotation is `KeyStatement.minimumDelay` old, or at once
+    /// when the recovery key that family member's history names approved it (`KeyHistoryVerifier`).
     /// - Parameter only: just these family members (tests of a rotation interrupted half-way).
+    /// - Returns: how many copies were re-wrapped, and how many were already current.
+    /// - Throws: `AgentError` `.rotationNotDue` (nothing moved) while a rekey would be refused.
+    @discardableResult
     public func rewrapHeldKeys(from previous: UserKeys, only: Set<UUID>? = nil) async throws -> (rewrapped: Int, current: Int) {
         let old = withKeys(previous)
-        var (rewrapped, current) = (0, 0)
+        var current = 0
+        var replacements: [(familyMemberID: UUID, request: ReplaceKeyRequest)] = []
+        var rotation: IdentityRotation?
+        var notBefore: Date?
         for member in try await client.familyMembers() where only?.contains(member.familyMemberID) ?? true {
             let wrapped: WrappedKeyResponse
             do {
@@ -130,32 +138,25 @@ extension UserSession {
             }
             // Verified with the keys it was wrapped for.
             let verified = try await old.verify(wrapped)
-            let fmk = verified.fmk
-            let version = UInt32(wrapped.fmkVersion)
-            let replacement: ReplaceKeyRequest
-            switch wrapped.wrapping {
-            case .self:
-                // My owner copy: a `rekey` statement, signed with my old identity key, names the new one.
-                let copy = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey))
-                var statement = try nextStatement(
-                    after: verified.entry, kind: .rekey,
-                    holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(copy)],
-                    newOwner: KeyStatement.NewOwner(userID: keys.userID, identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation)),
-                    signer: previous.identityKey)
-                // And by the new key: only who holds it can move the family member to it.
-                statement.newOwnerSignature = Data(keys.identityKey.signature(for: try statement.statement.signingInput()))
-                replacement = ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: copy, statement: statement)
-            case .ecdh:
-                // A granted copy: the owner cannot sign my re-wrap; verifiers check it by the commitment.
-                guard let granterKey = wrapped.granterAgreementPublicKey else { throw CryptoError(.invalidInput) }
-                let copy = try FMKWrapping.wrap(
-                    fmk, familyMemberID: wrapped.familyMemberID, version: version, granter: keys.agreementKey,
-                    grantee: try X25519.PublicKey(rawRepresentation: [UInt8](granterKey)))
-                replacement = ReplaceKeyRequest(
-                    fmkVersion: wrapped.fmkVersion, wrapping: .ecdh, wrappedFMK: Data(copy), granterAgreementPublicKey: granterKey)
+            if wrapped.wrapping == .self {
+                if rotation == nil { rotation = try await myRotation(from: previous) }
+                if let due = Self.rekeyDue(rotation!, recoveryKey: verified.entry.ownerRecoveryKey, now: clock()) {
+                    notBefore = max(notBefore ?? due, due)
+                }
             }
+            replacements.append((wrapped.familyMemberID, try replacement(for: wrapped, verified: verified, previous: previous)))
+        }
+        if let notBefore {
+            throw AgentError(
+                .rotationNotDue,
+                "your identity rotation took effect, but the family members you own follow the new keys only from "
+                    + "\(Timestamp.format(notBefore)) on (the recovery key their history names did not approve it): "
+                    + "nothing was moved; run it again then")
+        }
+        var rewrapped = 0
+        for (familyMemberID, request) in replacements {
             do {
-                _ = try await client.replaceKey(wrapped.familyMemberID, replacement)
+                _ = try await client.replaceKey(familyMemberID, request)
                 rewrapped += 1
             } catch let error as GrantServiceError where error.code == "version_conflict" || error.status == 403 {
                 // A revocation committed meanwhile: its new version was wrapped for my current key, or I lost access.
@@ -163,5 +164,55 @@ extension UserSession {
             }
         }
         return (rewrapped, current)
+    }
+
+    /// The registered rotation from `previous`'s identity key to mine, as the service lists it.
+    private func myRotation(from previous: UserKeys) async throws -> IdentityRotation {
+        let mine = Data(keys.identityKey.publicKey.rawRepresentation)
+        let from = Data(previous.identityKey.publicKey.rawRepresentation)
+        guard let rotation = try await client.identityRotations(of: keys.userID).first(where: {
+            $0.statement.identityPublicKey == mine && $0.statement.previousIdentityPublicKey == from
+        }) else {
+            throw AgentError(.serviceRefused, "the grant service lists no rotation of your identity to these keys: nothing was moved")
+        }
+        return rotation
+    }
+
+    /// When a `rekey` following `rotation` is taken by verifiers, if not `now`: nil when the
+    /// recovery key the history names signed the rotation, or it is old enough.
+    static func rekeyDue(_ rotation: IdentityRotation, recoveryKey: Data?, now: Date) -> Date? {
+        guard !rotation.hasValidRecoverySignature(by: recoveryKey) else { return nil }
+        let due = rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
+        return due <= now ? nil : due
+    }
+
+    /// The copy of `wrapped` moved to my keys: a self copy with a `rekey` statement signed by the
+    /// old identity key and the new, a granted copy re-wrapped to the granter's key.
+    private func replacement(
+        for wrapped: WrappedKeyResponse, verified: VerifiedKey, previous: UserKeys
+    ) throws -> ReplaceKeyRequest {
+        let fmk = verified.fmk
+        let version = UInt32(wrapped.fmkVersion)
+        switch wrapped.wrapping {
+        case .self:
+            // My owner copy: a `rekey` statement, signed with my old identity key, names the new one.
+            let copy = Data(try FMKWrapping.wrapForOwner(fmk, familyMemberID: wrapped.familyMemberID, version: version, masterKey: keys.masterKey))
+            var statement = try nextStatement(
+                after: verified.entry, kind: .rekey,
+                holders: verified.entry.head.statement.holders.filter { $0.userID != keys.userID } + [ownHolder(copy)],
+                newOwner: KeyStatement.NewOwner(userID: keys.userID, identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation)),
+                signer: previous.identityKey)
+            // And by the new key: only who holds it can move the family member to it.
+            statement.newOwnerSignature = Data(keys.identityKey.signature(for: try statement.statement.signingInput()))
+            return ReplaceKeyRequest(fmkVersion: wrapped.fmkVersion, wrapping: .self, wrappedFMK: copy, statement: statement)
+        case .ecdh:
+            // A granted copy: the owner cannot sign my re-wrap; verifiers check it by the commitment.
+            guard let granterKey = wrapped.granterAgreementPublicKey else { throw CryptoError(.invalidInput) }
+            let copy = try FMKWrapping.wrap(
+                fmk, familyMemberID: wrapped.familyMemberID, version: version, granter: keys.agreementKey,
+                grantee: try X25519.PublicKey(rawRepresentation: [UInt8](granterKey)))
+            return ReplaceKeyRequest(
+                fmkVersion: wrapped.fmkVersion, wrapping: .ecdh, wrappedFMK: Data(copy), granterAgreementPublicKey: granterKey)
+        }
     }
 }

@@ -228,7 +228,9 @@ import Testing
             }
             let decided = try #require(try await owner.iPad.client.governedOperations().first)
             #expect(decided.state == .applied && decided.decidedBy == .delay)
-            let rotated = owner.iPad.withKeys(newKeys)
+            // A day has passed for the clients too: the rotation is older than the floor verifiers hold a rekey to.
+            var rotated = owner.iPad.withKeys(newKeys)
+            rotated.clock = { Date().addingTimeInterval(KeyStatement.minimumDelay + 60) }
             #expect(try await rotated.rewrapHeldKeys(from: owner.iPad.keys).rewrapped == 1)
             #expect(try await rotated.readRecords(owner.emma) == owner.records)
         }

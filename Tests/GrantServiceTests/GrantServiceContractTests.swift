@@ -110,19 +110,22 @@ import Testing
 
         // D's identity rotations, governed: the phone begins one and the laptop (enrolled by the
         // recovery key, so it governs at once) vetoes it, then clears the phone; the next one the
-        // laptop approves; of two more, the recovery key cancels one and approves the other.
+        // laptop approves (it then waits for its floor, an hour after it began) and the recovery key too;
+        // of two more, the recovery key cancels one and approves the other.
         let laptop = GrantServiceClient(baseURL: url, credentials: .init(deviceID: laptopID, signingKey: laptopKey), tls: tls)
         let (keys2, keys3, keys4) = (UserKeys.generate(userID: adultD.keys.userID), UserKeys.generate(userID: adultD.keys.userID), UserKeys.generate(userID: adultD.keys.userID))
         let vetoed = try await adultD.registerRotation(to: keys2, currentGeneration: 1)
         _ = try await laptop.governedOperations()
         _ = try await laptop.vetoOperation(vetoed.operationID)
         try await laptop.clearDevice(adultD.deviceID)
-        _ = try await laptop.approveOperation(try await adultD.registerRotation(to: keys2, currentGeneration: 1).operationID)
+        let second = try await adultD.registerRotation(to: keys2, currentGeneration: 1)
+        _ = try await laptop.approveOperation(second.operationID)
+        try await recovery.approve(second, through: anonymous)
         let rotatedD = adultD.withKeys(keys2)
         let cancelled = try await rotatedD.registerRotation(to: keys3, currentGeneration: 2)
         try await recovery.order(.cancel, for: adultD.keys.userID, operationID: cancelled.operationID, through: anonymous)
         let approved = try await rotatedD.registerRotation(to: keys4, currentGeneration: 2)
-        try await recovery.order(.approve, for: adultD.keys.userID, operationID: approved.operationID, through: anonymous)
+        try await recovery.approve(approved, through: anonymous)
         try await recovery.order(.clear, for: adultD.keys.userID, deviceID: adultD.deviceID, through: anonymous)
         try await recovery.order(.vouch, for: adultD.keys.userID, deviceID: laptopID, through: anonymous)
         // A new recovery key for D (bound by D's current identity key), approved by the current one.

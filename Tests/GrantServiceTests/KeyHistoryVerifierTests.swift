@@ -316,3 +316,78 @@ import Testing
         await expectKeyHistoryRefused(.malformed) { _ = try await misplaced.verify(as: b, wrapped: bCopy) }
     }
 }
+
+extension KeyHistoryVerifierTests {
+    /// The owner's identity rotation moves a family member through a `rekey` that carries the
+    /// rotation: taken once the rotation is an hour old by this client's clock, or at once when
+    /// the recovery key the owner's `create` statement names signed it. Without the rotation, with
+    /// one to other keys or from another key, or signed by another recovery key, it is refused —
+    /// so a grant service that applies a thief's rotation early moves the family member for nobody.
+    @Test func aRekeyFollowsTheOwnersRotationAnHourOnOrWithTheRecoveryKey() async throws {
+        let recovery = Ed25519.PrivateKey()
+        var (chain, b, bCopy) = try Self.honest()
+        chain.statements.removeAll()
+        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
+        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)]) {
+            $0.recoveryPublicKey = Data(recovery.publicKey.rawRepresentation)
+        }
+        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
+        let old = chain.owner
+        let new = UserKeys.generate(userID: old.userID)
+        let registered = Data(new.identityKey.publicKey.rawRepresentation)
+
+        func rotation(to keys: UserKeys, from previous: UserKeys = old, issuedAt: Date = Date(), recoverySigner: Ed25519.PrivateKey? = nil) throws -> IdentityRotation {
+            let statement = IdentityRotationStatement(
+                userID: old.userID, generation: 2, previousIdentityPublicKey: Data(previous.identityKey.publicKey.rawRepresentation),
+                identityPublicKey: Data(keys.identityKey.publicKey.rawRepresentation),
+                agreementPublicKey: Data(keys.agreementKey.publicKey.rawRepresentation), issuedAt: Timestamp.truncated(issuedAt))
+            let input = try statement.signingInput()
+            return IdentityRotation(
+                statement: statement, previousKeySignature: Data(previous.identityKey.signature(for: input)),
+                newKeySignature: Data(keys.identityKey.signature(for: input)),
+                recoverySignature: try recoverySigner.map { Data($0.signature(for: input)) })
+        }
+        /// The chain with the owner's rekey to `new`, carrying `carried`.
+        func rekeyed(_ carried: IdentityRotation?) throws -> Chain {
+            var next = chain
+            var moved = next
+            moved.owner = new
+            let newCopy = try moved.wrapped(for: new, version: 1)
+            var signed = try next.append(
+                .rekey, holders: [next.holder(newCopy, new), next.holder(bCopy, b)],
+                newOwner: KeyStatement.NewOwner(userID: old.userID, identityPublicKey: registered), signer: old.identityKey)
+            signed.newOwnerSignature = Data(new.identityKey.signature(for: try signed.statement.signingInput()))
+            signed.rotation = carried
+            next.statements[next.statements.count - 1] = signed
+            return next
+        }
+        let anHourOn = Date().addingTimeInterval(KeyStatement.minimumDelay + 1)
+
+        // Begun just now, by one device: refused until an hour has passed by this client's clock.
+        let fresh = try rekeyed(try rotation(to: new))
+        await expectKeyHistoryRefused(.ungovernedChange) { _ = try await fresh.verify(as: b, wrapped: bCopy, registered: registered) }
+        #expect(try await fresh.verify(as: b, wrapped: bCopy, registered: registered, now: anHourOn).ownerIdentityKey == registered)
+        // Begun an hour ago (the security delay ran out, or a second device approved it an hour on): taken now.
+        let aged = try rekeyed(try rotation(to: new, issuedAt: Date().addingTimeInterval(-KeyStatement.minimumDelay - 1)))
+        #expect(try await aged.verify(as: b, wrapped: bCopy, registered: registered).ownerIdentityKey == registered)
+        // Approved by the recovery key the history names: taken at once; by another key: not.
+        let approved = try rekeyed(try rotation(to: new, recoverySigner: recovery))
+        #expect(try await approved.verify(as: b, wrapped: bCopy, registered: registered).ownerIdentityKey == registered)
+        let forged = try rekeyed(try rotation(to: new, recoverySigner: Ed25519.PrivateKey()))
+        await expectKeyHistoryRefused(.ungovernedChange) { _ = try await forged.verify(as: b, wrapped: bCopy, registered: registered) }
+
+        // No rotation carried, one to another key, or one from a key the history never named: refused for good.
+        let thief = UserKeys.generate(userID: old.userID)
+        for carried in [nil, try rotation(to: thief), try rotation(to: new, from: thief)] {
+            let unproven = try rekeyed(carried)
+            await expectKeyHistoryRefused(.ungovernedChange) {
+                _ = try await unproven.verify(as: b, wrapped: bCopy, registered: registered, now: anHourOn.addingTimeInterval(86_400))
+            }
+        }
+        // A rotation whose signatures do not verify.
+        var unsigned = try rotation(to: new, recoverySigner: recovery)
+        unsigned.newKeySignature = Data(repeating: 7, count: 64)
+        let badlySigned = try rekeyed(unsigned)
+        await expectKeyHistoryRefused(.badSignature) { _ = try await badlySigned.verify(as: b, wrapped: bCopy, registered: registered) }
+    }
+}

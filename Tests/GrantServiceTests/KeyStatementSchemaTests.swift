@@ -17,15 +17,19 @@ import Testing
             _ = try await adultA.revoke(emma, user: adultC.keys.userID)
             try await adultA.transferOwnershipAtOnce(emma, to: adultB.keys.userID)
             try await adultB.adoptOwnership(emma)
+            let newKeys = UserKeys.generate(userID: adultB.keys.userID)
+            try await adultB.rotateIdentityAtOnce(to: newKeys, currentGeneration: 1)
+            try await adultB.withKeys(newKeys).rewrapHeldKeys(from: adultB.keys)
             let statements = try await adultB.client.keyStatements(emma, after: 0).statements
-            #expect(statements.map(\.statement.kind) == [.create, .grant, .grant, .revoke, .transfer, .adopt])
+            #expect(statements.map(\.statement.kind) == [.create, .grant, .grant, .revoke, .transfer, .adopt, .rekey])
+            #expect(statements.last?.rotation?.recoverySignature != nil, "a rekey is served with the rotation the words approved")
             let validator = try JSONSchemaValidator.load(KeyStatement.schema)
             for statement in statements {
                 let problems = try validator.problems(try CanonicalJSON.encode(statement))
                 #expect(problems.isEmpty, "\(statement.statement.kind): \(problems)")
             }
             // C, revoked, still reads the history (the statement that excludes it).
-            #expect(try await adultC.client.keyStatements(emma, after: 3).statements.map(\.statement.kind) == [.revoke, .transfer, .adopt])
+            #expect(try await adultC.client.keyStatements(emma, after: 3).statements.map(\.statement.kind) == [.revoke, .transfer, .adopt, .rekey])
             var object = try JSONSerialization.jsonObject(with: try CanonicalJSON.encode(statements[0])) as! [String: Any]
             var body = object["statement"] as! [String: Any]
             body["kind"] = "forge"

@@ -21,8 +21,7 @@ extension UserSession {
     ) async throws -> GovernedOperation {
         let operation = try await registerRotation(to: newKeys, currentGeneration: currentGeneration)
         let key = try recoveryKey ?? TestRecovery.key(for: keys.userID)
-        let approved = try await key.order(.approve, for: keys.userID, operationID: operation.operationID, through: client)
-        return approved.operation!
+        return try await key.approve(operation, through: client).operation!
     }
 }
 
@@ -33,9 +32,7 @@ extension UserSession {
     public func transferOwnershipAtOnce(_ familyMemberID: UUID, to newOwner: UUID, recoveryKey: RecoveryKey? = nil) async throws -> GovernedOperation {
         let operation = try await transferOwnership(familyMemberID, to: newOwner)
         let key = try recoveryKey ?? TestRecovery.key(for: keys.userID)
-        return try await key.order(
-            .approve, for: keys.userID, operationID: operation.operationID, transfer: operation.transfer?.statement, through: client
-        ).operation!
+        return try await key.approve(operation, through: client).operation!
     }
 }
 

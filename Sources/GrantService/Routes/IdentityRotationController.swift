@@ -22,7 +22,9 @@ struct IdentityRotationController {
 
     @Sendable func rotate(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<GovernedOperation> {
         let caller = try context.requireIdentity()
-        let rotation = try await request.decode(as: IdentityRotation.self, context: context)
+        var rotation = try await request.decode(as: IdentityRotation.self, context: context)
+        rotation.recoverySignature = nil  // only a recovery-key approval adds one
+        let input = try rotation.statement.signingInput()
         let statement = rotation.statement
         guard statement.userID == caller.userID else {
             throw APIError.forbidden("a device can rotate only its own user's identity")
@@ -33,7 +35,6 @@ struct IdentityRotationController {
         guard abs(statement.issuedAt.timeIntervalSinceNow) <= Self.clockWindow else {
             throw APIError.unprocessable("stale_statement", "issued_at must be within \(Int(Self.clockWindow)) s of now")
         }
-        let input = try statement.signingInput()
         guard previousKey.isValidSignature([UInt8](rotation.previousKeySignature), for: input) else {
             throw APIError.unprocessable("bad_signature", "the rotation must be signed with the previous identity key")
         }

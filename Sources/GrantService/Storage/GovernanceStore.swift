@@ -24,7 +24,7 @@ struct GovernanceStore: Sendable {
     // MARK: Beginning
 
     /// Receives an identity rotation (its signatures checked by the caller) as a pending
-    /// operation, effective after the delay.
+    /// operation, effective after the delay (and never before `rotationFloor`).
     /// - Throws: 401 `device_retired`, 403 `device_frozen`, 409 `stale_rotation` / `key_reused`
     ///   (as the rotation itself would), 409 `operation_pending` when one is already pending.
     func beginRotation(_ rotation: IdentityRotation, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
@@ -40,7 +40,9 @@ struct GovernanceStore: Sendable {
                         "bad_signature", "recovery_binding must be the new identity key's binding of the user's current recovery key")
                 }
             }
-            return try await insert(.rotateIdentity, subject: nil, body: try CanonicalJSON.encode(rotation), by: caller, on: connection)
+            return try await insert(
+                .rotateIdentity, subject: nil, body: try CanonicalJSON.encode(rotation), by: caller,
+                notBefore: Self.rotationFloor(rotation), on: connection)
         }
     }
 
@@ -148,14 +150,35 @@ struct GovernanceStore: Sendable {
 
     // MARK: Deciding, by a device
 
-    /// A second device's approval: the operation takes effect now.
+    /// A second device's approval: the operation takes effect now — an identity rotation at its
+    /// floor (`rotationFloor`), if that is later: it stays pending until then, and can still be vetoed.
     /// - Throws: 403 `not_a_second_device` (the caller began it, or governs only since after it began).
     func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
             guard operation.kind != .transferOwnership else { throw Self.transferNeedsRecoveryKey }
+            if let rotation = operation.rotation {
+                // The database holds every operation an hour after it was received, too.
+                let floor = max(Self.rotationFloor(rotation), operation.receivedAt + KeyStatement.minimumDelay)
+                if floor > Date() {
+                    try await connection.execute(
+                        "UPDATE governed_operations SET effective_at = least(effective_at, \(floor)) WHERE operation_id = \(operationID)")
+                    let approved = try await Self.operation(operationID, of: caller.userID, on: connection)!
+                    try await families.outbox.announce(GovernanceNotice(approved, actor: caller.deviceID), sparing: nil, on: connection)
+                    return approved
+                }
+            }
             return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
         }
+    }
+
+    /// The earliest an identity rotation takes effect without the recovery key:
+    /// `KeyStatement.minimumDelay` after it was signed. Every device holds the identity key, so
+    /// no verifier can tell a second device's approval from the thief's: the family members the
+    /// user owns follow the new key only from then on (or at once with the recovery key's
+    /// signature), and the rotation waits for them rather than leave them behind.
+    static func rotationFloor(_ rotation: IdentityRotation) -> Date {
+        rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
     }
 
     /// Every device holds the owner key, so a second device's word is nothing a verifier of the
@@ -200,8 +223,10 @@ struct GovernanceStore: Sendable {
     // MARK: Deciding, by the recovery key (the caller checked its signature)
 
     /// - Parameter statementSignature: for a transfer, the recovery key's signature over its
-    ///   statement, which the statement then carries (verifiers accept it before its delay only so).
-    /// - Throws: 422 `bad_signature` when a transfer's is missing or is not by `recoveryKey`; 409
+    ///   statement, which the statement then carries (verifiers accept it before its delay only so);
+    ///   for an identity rotation, over the rotation statement, kept with the rotation (verifiers
+    ///   follow the owner's `rekey` statements at once only so).
+    /// - Throws: 422 `bad_signature` when a transfer's or rotation's is missing or is not by `recoveryKey`; 409
     ///   `recovery_key_not_named` when the family member's history names another recovery key.
     func approveByRecoveryKey(
         _ operationID: UUID, userID: UUID, recoveryKey: Data, statementSignature: Data?
@@ -220,8 +245,16 @@ struct GovernanceStore: Sendable {
                         "this family member's key history names another recovery key (or none) for its owner: the transfer waits for its delay")
                 }
                 operation.transfer?.statement = statement
+            } else if operation.kind == .rotateIdentity, var rotation = operation.rotation {
+                rotation.recoverySignature = statementSignature
+                guard rotation.hasValidRecoverySignature(by: recoveryKey) else {
+                    throw APIError.unprocessable(
+                        "bad_signature",
+                        "approving an identity rotation takes statement_signature, the recovery key's signature over the rotation statement")
+                }
+                operation.rotation = rotation
             } else if statementSignature != nil {
-                throw APIError.unprocessable("invalid_field", "statement_signature is for approving an ownership transfer only")
+                throw APIError.unprocessable("invalid_field", "statement_signature is for approving an ownership transfer or identity rotation only")
             }
             return try await apply(operation, decidedBy: .recoveryKey, device: nil, on: connection)
         }

@@ -46,10 +46,11 @@ struct IdentityRotationStore: Sendable {
         try await connection.execute(
             """
             INSERT INTO identity_rotations (user_id, generation, previous_identity_public_key, identity_public_key,
-                                            agreement_public_key, issued_at, previous_key_signature, new_key_signature)
+                                            agreement_public_key, issued_at, previous_key_signature, new_key_signature,
+                                            recovery_signature)
             VALUES (\(statement.userID), \(statement.generation), \(statement.previousIdentityPublicKey),
                     \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
-                    \(rotation.previousKeySignature), \(rotation.newKeySignature))
+                    \(rotation.previousKeySignature), \(rotation.newKeySignature), \(rotation.recoverySignature))
             """)
         let recoveryKey = try await connection.query(
             "SELECT recovery_public_key FROM users WHERE user_id = \(statement.userID)"
@@ -85,20 +86,31 @@ struct IdentityRotationStore: Sendable {
                 throw APIError.notFound("user")
             }
             return try await connection.query(
-                """
-                SELECT generation, previous_identity_public_key, identity_public_key, agreement_public_key, issued_at,
-                       previous_key_signature, new_key_signature
-                FROM identity_rotations WHERE user_id = \(userID) ORDER BY generation
-                """
-            ).map { row in
-                let (generation, previous, identity, agreement, issuedAt, previousSignature, newSignature) = try row.decode(
-                    Int.self, Data.self, Data.self, Data.self, Date.self, Data.self, Data.self)
-                return IdentityRotation(
-                    statement: IdentityRotationStatement(
-                        userID: userID, generation: generation, previousIdentityPublicKey: previous,
-                        identityPublicKey: identity, agreementPublicKey: agreement, issuedAt: issuedAt),
-                    previousKeySignature: previousSignature, newKeySignature: newSignature)
-            }
+                "SELECT \(unescaped: Self.columns) FROM identity_rotations WHERE user_id = \(userID) ORDER BY generation"
+            ).map(Self.decode)
         }
+    }
+
+    /// The rotation that made `identityKey` its user's identity key (an identity key is never
+    /// used twice), if any.
+    static func rotation(to identityKey: Data, on connection: PostgresConnection) async throws -> IdentityRotation? {
+        try await connection.query(
+            "SELECT \(unescaped: columns) FROM identity_rotations WHERE identity_public_key = \(identityKey)"
+        ).first.map(decode)
+    }
+
+    private static let columns = """
+        user_id, generation, previous_identity_public_key, identity_public_key, agreement_public_key, issued_at,
+        previous_key_signature, new_key_signature, recovery_signature
+        """
+
+    private static func decode(_ row: PostgresRow) throws -> IdentityRotation {
+        let (userID, generation, previous, identity, agreement, issuedAt, previousSignature, newSignature, recoverySignature) =
+            try row.decode(UUID.self, Int.self, Data.self, Data.self, Data.self, Date.self, Data.self, Data.self, Data?.self)
+        return IdentityRotation(
+            statement: IdentityRotationStatement(
+                userID: userID, generation: generation, previousIdentityPublicKey: previous,
+                identityPublicKey: identity, agreementPublicKey: agreement, issuedAt: issuedAt),
+            previousKeySignature: previousSignature, newKeySignature: newSignature, recoverySignature: recoverySignature)
     }
 }

@@ -32,7 +32,7 @@ struct KeyStatementStore: Sendable {
 
     /// Statements after `seq`, oldest first, at most `pageLimit`.
     static func list(_ familyMemberID: UUID, after seq: Int, on connection: PostgresConnection) async throws -> [SignedKeyStatement] {
-        try await connection.query(
+        var statements = try await connection.query(
             """
             SELECT body, signature, new_owner_signature, recovery_signature FROM key_statements
             WHERE family_member_id = \(familyMemberID) AND seq > \(seq)
@@ -43,6 +43,25 @@ struct KeyStatementStore: Sendable {
             return SignedKeyStatement(
                 statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature,
                 newOwnerSignature: newOwnerSignature, recoverySignature: recoverySignature)
+        }
+        // A rekey is served with the identity rotation it follows, which verifiers hold it to.
+        for index in statements.indices where statements[index].statement.kind == .rekey {
+            if let newKey = statements[index].statement.newOwner?.identityPublicKey {
+                statements[index].rotation = try await IdentityRotationStore.rotation(to: newKey, on: connection)
+            }
+        }
+        return statements
+    }
+
+    /// A rekey follows the caller's applied rotation from the key the history names (a pending
+    /// one is not in `identity_rotations`). No clock is checked here: a rotation this service
+    /// applies is approved by the recovery key or an hour old (`GovernanceStore.rotationFloor`),
+    /// and verifiers hold each rekey to that by their own clocks.
+    private static func checkRekeyFollowsRotation(from signer: Data, to newKey: Data, on connection: PostgresConnection) async throws {
+        guard let rotation = try await IdentityRotationStore.rotation(to: newKey, on: connection),
+            rotation.statement.previousIdentityPublicKey == signer
+        else {
+            throw GrantRules.invalidKeyStatement("a rekey moves the family member from its owner key to the key a rotation replaced it with")
         }
     }
 
@@ -90,6 +109,7 @@ struct KeyStatementStore: Sendable {
         case (.rekey, let head?):
             signer = GrantRules.effectiveOwnerKey(after: head.statement)
             expectedNewOwner = KeyStatement.NewOwner(userID: caller, identityPublicKey: callerKey)
+            try await checkRekeyFollowsRotation(from: signer, to: callerKey, on: connection)
         case (_, let head?):
             signer = GrantRules.effectiveOwnerKey(after: head.statement)
             guard signer == callerKey else {

@@ -44,7 +44,9 @@ extension IdentityCommand {
                 it (a device enrolled by another device governs a security delay after its enrolment).
                 With the recovery words (--words-file, --recovery) any operation of yours, and an
                 ownership transfer only so: every device holds the owner key, so the family member's
-                key history takes the transfer early only with the recovery key's signature.
+                key history takes the transfer early only with the recovery key's signature. For the
+                same reason an identity rotation approved by a device takes effect an hour after it
+                began (the family members you own follow the new key from then on), with the words at once.
 
                 Examples:
                   rescind identity approve 3c9d…
@@ -74,15 +76,26 @@ extension IdentityCommand {
                         statement.familyMemberID == transfer.familyMemberID, statement.newOwner?.userID == transfer.newOwnerUserID
                     else { throw CLIError("the grant service listed a transfer whose statement says otherwise; nothing was signed") }
                 }
+                // And a rotation statement only when it starts from my current identity key, signed by it and the new one.
+                if let rotation = pending.rotation {
+                    guard rotation.statement.userID == session.keys.userID, rotation.hasValidSignatures(),
+                        rotation.statement.previousIdentityPublicKey == Data(session.keys.identityKey.publicKey.rawRepresentation)
+                    else { throw CLIError("the grant service listed a rotation not signed from your current identity key; nothing was signed") }
+                }
                 let anonymous = GrantServiceClient(baseURL: try profile.grantServiceURL, tls: try profile.tls)
-                guard let approved = try await key.order(
-                    .approve, for: session.keys.userID, operationID: operation, transfer: pending.transfer?.statement, through: anonymous
-                ).operation else { throw CLIError("the grant service did not say what became of the operation") }
+                guard let approved = try await key.approve(pending, through: anonymous).operation else {
+                    throw CLIError("the grant service did not say what became of the operation")
+                }
                 decided = approved
             } else {
                 decided = try await session.client.approveOperation(operation)
             }
             print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
+            if decided.state == .pending {
+                // A rotation approved by a device waits for its floor (the recovery words need not).
+                print("takes effect at \(Timestamp.format(decided.effectiveAt)), an hour after it began, unless vetoed;"
+                    + " your recovery words make it immediate (--words-file)")
+            }
         }
     }
 

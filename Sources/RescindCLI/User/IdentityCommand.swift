@@ -167,7 +167,14 @@ struct IdentityCommand: AsyncParsableCommand {
                 if let retire { (.retire, retire, nil) } else if let restore { (.restore, restore, nil) } else if let clear {
                     (.clear, clear, nil)
                 } else if let vouch { (.vouch, vouch, nil) } else if let approve { (.approve, nil, approve) } else { (.cancel, nil, cancel) }
-            let done = try await key.order(order.0, for: user, deviceID: order.1, operationID: order.2, through: client)
+            let done: RecoveryActionResult
+            do {
+                done = try await key.order(order.0, for: user, deviceID: order.1, operationID: order.2, through: client)
+            } catch let error as GrantServiceError where order.0 == .approve && error.message.contains("statement_signature") {
+                throw CLIError(
+                    "\(error.message); the words sign a rotation's or a transfer's statement only from a device of yours "
+                        + "that shows it: rescind identity approve \(order.2!.uuidString.lowercased()) --words-file FILE")
+            }
             if let device = done.deviceID {
                 let verb = [RecoveryAction.Kind.retire: "retired", .restore: "restored", .clear: "cleared", .vouch: "vouched for"][done.kind]
                     ?? done.kind.rawValue

@@ -47,6 +47,10 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The service answered 403 but no owner-signed statement excludes this user: the copy is
         /// kept (a bare 403 is no reason to erase), reported, and checked again later.
         public static let unsignedErasure = Code(rawValue: "unsigned_erasure")
+        /// An identity rotation took effect, but the family members the user owns follow the new
+        /// key only later (the recovery key their history names did not approve it): nothing was
+        /// moved; run it again then.
+        public static let rotationNotDue = Code(rawValue: "rotation_not_due")
         /// A fault injected by a test.
         public static let injectedFault = Code(rawValue: "injected_fault")
     }

@@ -16,6 +16,8 @@ import RescindProtocol
 ///   after it was issued and this client's clock has passed it (`ungoverned_change`): the security
 ///   delay is the verifier's to enforce, so a grant service that applies a pending transfer early
 ///   — or one a veto stopped — changes no client's idea of who owns the family member;
+/// - a `rekey` carries the owner's identity rotation to its new key, which that recovery key
+///   approved or which began `KeyStatement.minimumDelay` ago by this client's clock (`ungoverned_change`);
 /// - versions: `create` is v1 (and only seq 1), `revoke` moves one up, the rest keep it;
 /// - the chain never goes below the head verified before (`rollback`) and always extends it (`fork`);
 /// - the wrapped key is at the head's version (`stale_version`), names me as a holder
@@ -146,6 +148,9 @@ public enum KeyHistoryVerifier {
             guard statement.kind != .rekey || signed.hasValidNewOwnerSignature() else {
                 throw fail(.badSignature, statement.seq, "statement \(statement.seq) (rekey) is not signed by the new owner key it names")
             }
+            if statement.kind == .rekey {
+                try checkRekeyGoverned(signed, after: previous, now: now, fail: fail)
+            }
             if statement.kind == .transfer, !signed.hasValidRecoverySignature(by: previous.ownerRecoveryKey) {
                 guard let notBefore = statement.notBefore,
                     notBefore.timeIntervalSince(statement.issuedAt) >= KeyStatement.minimumDelay
@@ -183,5 +188,35 @@ public enum KeyHistoryVerifier {
             throw fail(.versionGap, nil, "the service sent no key history for this family member")
         }
         return state
+    }
+
+    /// A `rekey` follows the owner's identity rotation, which it carries: signed by the key the
+    /// history pins and by the key the rekey names, and either approved by the recovery key the
+    /// history names or begun `KeyStatement.minimumDelay` ago by this client's clock. A thief's
+    /// rotation that a grant service applied early therefore moves the family member for nobody,
+    /// while the owner's other devices can still veto it.
+    private static func checkRekeyGoverned(
+        _ signed: SignedKeyStatement, after previous: KeyHistoryStore.Entry, now: Date,
+        fail: (KeyChainViolation.Code, Int?, String) -> KeyHistoryError
+    ) throws {
+        let seq = signed.statement.seq
+        guard let rotation = signed.rotation, rotation.statement.userID == previous.ownerUserID,
+            rotation.statement.previousIdentityPublicKey == previous.ownerIdentityKey,
+            rotation.statement.identityPublicKey == signed.statement.newOwner?.identityPublicKey
+        else {
+            throw fail(.ungovernedChange, seq, "statement \(seq) (rekey) does not carry the owner's identity rotation to the key it names")
+        }
+        guard rotation.hasValidSignatures() else {
+            throw fail(.badSignature, seq, "the identity rotation statement \(seq) (rekey) carries is not signed by both keys")
+        }
+        guard !rotation.hasValidRecoverySignature(by: previous.ownerRecoveryKey) else { return }
+        let effective = rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
+        guard effective <= now.addingTimeInterval(KeyStatement.clockTolerance) else {
+            throw fail(
+                .ungovernedChange, seq,
+                "statement \(seq) (rekey) follows an identity rotation begun at \(Timestamp.format(rotation.statement.issuedAt)) "
+                    + "that the owner's recovery key did not approve: not before \(Timestamp.format(effective)) "
+                    + "(the grant service applied it before its security delay ran out)")
+        }
     }
 }

@@ -9,7 +9,11 @@ public enum DeviceIdentity {
     ///   `.unavailable` when an interrupted rotation needs the grant service to be finished.
     public static func session(configuration: AgentConfiguration) async throws -> UserSession {
         // An identity rotation a crash interrupted is finished (or discarded) before the keys are used.
-        try await KeystoreRotation.finishPendingRotation(configuration: configuration)
+        // One whose family members follow the new keys only later waits: the old keys still open
+        // every copy meanwhile (nothing was moved), and `rescind identity rotate` finishes it then.
+        do {
+            try await KeystoreRotation.finishPendingRotation(configuration: configuration)
+        } catch let error as AgentError where error.code == .rotationNotDue {}
         let keystore = try await Keystore.open(path: configuration.keystorePath, unlock: configuration.unlock)
         return UserSession(
             keys: keystore.userKeys, deviceID: keystore.deviceID, deviceKey: keystore.deviceKey,

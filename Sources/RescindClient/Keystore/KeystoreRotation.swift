@@ -72,9 +72,13 @@ public enum KeystoreRotation {
 
     /// Approves a pending rotation with the recovery key and finishes it.
     private static func approve(_ operation: GovernedOperation, with recoveryKey: RecoveryKey, configuration: AgentConfiguration) async throws -> Outcome {
+        // The words sign the rotation statement: only one signed by the new key this device made.
+        guard let rotation = operation.rotation, rotation.hasValidSignatures() else {
+            throw AgentError(.serviceRefused, "the grant service listed a rotation this device did not sign; nothing was approved")
+        }
         let anonymous = GrantServiceClient(baseURL: configuration.grantServiceURL, tls: configuration.tls)
         let result = try await GrantServiceCall.run {
-            try await recoveryKey.order(.approve, for: operation.userID, operationID: operation.operationID, through: anonymous)
+            try await recoveryKey.approve(operation, through: anonymous)
         }
         guard result.operation?.state == .applied else {
             throw AgentError(.serviceRefused, "the rotation did not take effect (\(result.operation?.state.rawValue ?? "unknown")); run it again")

@@ -138,12 +138,7 @@ extension IdentityPins.Pin {
             let statement = rotation.statement
             // Statements before the pin are history: skip until the pinned key is the one replaced.
             guard statement.previousIdentityPublicKey == identity else { continue }
-            guard statement.userID == current.userID, let input = try? statement.signingInput(),
-                let previous = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.previousIdentityPublicKey)),
-                let next = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.identityPublicKey)),
-                previous.isValidSignature([UInt8](rotation.previousKeySignature), for: input),
-                next.isValidSignature([UInt8](rotation.newKeySignature), for: input)
-            else { return false }
+            guard statement.userID == current.userID, rotation.hasValidSignatures() else { return false }
             identity = statement.identityPublicKey
             agreement = statement.agreementPublicKey
         }

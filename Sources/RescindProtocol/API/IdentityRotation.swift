@@ -56,12 +56,21 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
     /// device verified under the previous identity key (or holds as words): kept when the rotation
     /// takes effect with that recovery key still the user's. Not part of the kept history.
     public var recoveryBinding: Data?
+    /// The user's recovery key's signature over the statement's signing input, when the recovery
+    /// key approved the rotation: the family members the user owns then follow the new key at
+    /// once (`KeyHistoryVerifier`); without it, not before `KeyStatement.minimumDelay` after
+    /// `issued_at`. Added by the service from the approval; kept with the rotation.
+    public var recoverySignature: Data?
 
-    public init(statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data, recoveryBinding: Data? = nil) {
+    public init(
+        statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data, recoveryBinding: Data? = nil,
+        recoverySignature: Data? = nil
+    ) {
         self.statement = statement
         self.previousKeySignature = previousKeySignature
         self.newKeySignature = newKeySignature
         self.recoveryBinding = recoveryBinding
+        self.recoverySignature = recoverySignature
     }
 
     enum CodingKeys: String, CodingKey {
@@ -69,6 +78,7 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
         case previousKeySignature = "previous_key_signature"
         case newKeySignature = "new_key_signature"
         case recoveryBinding = "recovery_binding"
+        case recoverySignature = "recovery_signature"
     }
 }
 

@@ -52,8 +52,9 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         }
     }
 
-    /// The shortest security delay a verifier accepts between a `transfer` being signed and it
-    /// taking effect (`not_before`), whatever the deployment's own (longer) delay.
+    /// The shortest security delay a verifier accepts between a change of owner being signed and
+    /// it taking effect — a `transfer`'s `not_before`, a `rekey`'s identity rotation — without the
+    /// owner's recovery key, whatever the deployment's own (longer) delay.
     public static let minimumDelay: TimeInterval = 3600
 
     /// How far apart the clocks of honest devices and services may be: a statement's `issued_at`
@@ -151,16 +152,25 @@ public struct SignedKeyStatement: Codable, Sendable, Equatable {
     /// which makes the transfer take effect at once (without it, not before `not_before`).
     /// Outside the statement's hash, like the other signatures but the owner's.
     public var recoverySignature: Data?
+    /// A `rekey` only, as served: the owner's identity rotation to the key it names, which the
+    /// service keeps apart and attaches. A verifier follows the rekey only once the rotation is
+    /// `minimumDelay` old by its own clock, or at once when the owner's recovery key signed the
+    /// rotation — so a service that applies a thief's rotation early moves no family member.
+    public var rotation: IdentityRotation?
 
-    public init(statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil, recoverySignature: Data? = nil) {
+    public init(
+        statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil, recoverySignature: Data? = nil,
+        rotation: IdentityRotation? = nil
+    ) {
         self.statement = statement
         self.signature = signature
         self.newOwnerSignature = newOwnerSignature
         self.recoverySignature = recoverySignature
+        self.rotation = rotation
     }
 
     enum CodingKeys: String, CodingKey {
-        case statement, signature, newOwnerSignature = "new_owner_signature", recoverySignature = "recovery_signature"
+        case statement, signature, newOwnerSignature = "new_owner_signature", recoverySignature = "recovery_signature", rotation
     }
 }
 

@@ -44,6 +44,27 @@ extension SignedKeyStatement {
     }
 }
 
+extension IdentityRotation {
+    /// Whether the statement is signed by the identity key it replaces and by the new one.
+    public func hasValidSignatures() -> Bool {
+        guard let input = try? statement.signingInput(),
+            let previous = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.previousIdentityPublicKey)),
+            let next = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.identityPublicKey))
+        else { return false }
+        return previous.isValidSignature([UInt8](previousKeySignature), for: input)
+            && next.isValidSignature([UInt8](newKeySignature), for: input)
+    }
+
+    /// Whether `recoverySignature` is `recoveryKey`'s over the statement; false without either.
+    public func hasValidRecoverySignature(by recoveryKey: Data?) -> Bool {
+        guard let recoveryKey, let signature = recoverySignature,
+            let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](recoveryKey)),
+            let input = try? statement.signingInput()
+        else { return false }
+        return key.isValidSignature([UInt8](signature), for: input)
+    }
+}
+
 extension KeyStatement {
     /// SHA-256 of an X25519 public key: how a statement names the key a copy was wrapped to.
     public static func fingerprint(ofAgreementKey key: Data) -> Data { Data(SHA256.hash([UInt8](key))) }
