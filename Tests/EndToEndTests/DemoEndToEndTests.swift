@@ -170,7 +170,7 @@ import Testing
 
     /// The iPad that was offline answers `healed`. A command it read from Kafka when it came back
     /// is handled in its revocation's trace; one it fetched at check-in first starts a trace of
-    /// its own at a `command fetched` span that links to the revocation's trace.
+    /// its own at a `command fetched` span that links to the revocation's trace, and is handled under it.
     static func expectTheLateAnswersLinkToTheirRevocations(in spans: [[String: Any]]) {
         // The traces of the client's revocations (under a `revoke` command, or at their root).
         let revocations = Set(
@@ -193,6 +193,13 @@ import Testing
                 fetched?["name"] as? String == "command fetched" && fetched?["parentSpanId"] == nil
                     && links.contains(where: revocations.contains),
                 "a healed answer outside its revocation's trace, under \(fetched?["name"] ?? "nothing") linked to \(links): \(roots)")
+        }
+        // Only a command new to the device starts one: every agent checks in, and the commands it
+        // read from Kafka already are no trace of their own.
+        for fetched in spans where fetched["name"] as? String == "command fetched" {
+            #expect(
+                spans.contains { $0["parentSpanId"] as? String == fetched["spanId"] as? String },
+                "a `command fetched` span with nothing under it: \(fetched)")
         }
     }
 

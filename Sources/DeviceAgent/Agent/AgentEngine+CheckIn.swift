@@ -64,9 +64,11 @@ extension AgentEngine {
                 "rejected a device command fetched at check-in", metadata: [LogKey.reason: "\(reason.rawValue)", LogKey.source: "check_in"])
             return false
         case .accepted(let command):
+            // Known already (read from Kafka, or fetched before): nothing more is owed, and no
+            // span to start. `enqueue` decides again in its transaction (Kafka may deliver meanwhile).
+            guard try await !store.knows(command.commandID) else { return false }
             let fetched = Self.fetchedSpan(linkedTo: entry.traceparent)
             defer { fetched?.end() }
-            // Known already (read from Kafka, or fetched before): nothing more is owed.
             guard
                 try await mode.withLock({
                     try await store.enqueue(command, source: .checkIn, receipts: receipts, trace: fetched?.context.traceContext)

@@ -69,6 +69,13 @@ extension AgentStore {
         (row["traceparent"] as String?).flatMap { TraceContext(traceparent: $0, tracestate: row["tracestate"]) }
     }
 
+    /// Whether the command is in the inbox already (pending or done).
+    func knows(_ commandID: UUID) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM commands WHERE command_id = ?)", arguments: [commandID.text]) ?? false
+        }
+    }
+
     func source(of commandID: UUID) async throws -> CommandSource {
         try await read { db in
             try String.fetchOne(db, sql: "SELECT source FROM commands WHERE command_id = ?", arguments: [commandID.text])
