@@ -14,15 +14,8 @@ import Testing
         _ body: (_ grantURL: String, _ receiver: OTLPReceiver, _ scratch: URL) async throws -> Void
     ) async throws {
         try #require(RescindProcess.isBuilt)
-        let receiver = try await OTLPReceiver.start()
-        let cluster = try DevelopmentCluster()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-trace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        var environment = try await ShutdownDeadlineProcessTests.environment(
-            "rescind-grant-service", databaseURL: GrantServiceHarness.databaseURL, cluster: cluster, scratch: scratch)
-        environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint.absoluteString
-        let port = try FreePort.next()
-        environment["RESCIND_GRANT_PORT"] = "\(port)"
+        let (receiver, cluster, scratch) = (try await OTLPReceiver.start(), try DevelopmentCluster(), try Self.scratchDirectory())
+        let (environment, port) = try await Self.tracedEnvironment(exportingTo: receiver, cluster: cluster, scratch: scratch)
         let service = try await ShutdownDeadlineProcessTests.start(
             "rescind-grant-service", environment: environment, log: scratch.appendingPathComponent("grant.log"))
         let schema = environment["RESCIND_GRANT_DB_SCHEMA"]!
@@ -39,6 +32,26 @@ import Testing
             throw error
         }
         await receiver.stop()
+    }
+
+    /// A fresh directory for one test's profiles and logs.
+    static func scratchDirectory() throws -> URL {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-trace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        return scratch
+    }
+
+    /// The environment of a grant service process exporting its spans to `receiver`, on
+    /// `cluster`, with a schema and a port of its own.
+    static func tracedEnvironment(
+        exportingTo receiver: OTLPReceiver, cluster: DevelopmentCluster, scratch: URL
+    ) async throws -> (environment: [String: String], port: Int) {
+        var environment = try await ShutdownDeadlineProcessTests.environment(
+            "rescind-grant-service", databaseURL: GrantServiceHarness.databaseURL, cluster: cluster, scratch: scratch)
+        environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint.absoluteString
+        let port = try FreePort.next()
+        environment["RESCIND_GRANT_PORT"] = "\(port)"
+        return (environment, port)
     }
 
     /// `rescind` with tracing on, against the test's grant service, as the person whose profile
@@ -152,17 +165,12 @@ import Testing
     @Test(.timeLimit(.minutes(3)))
     func aRelayKilledBeforeItPublishedPublishesInTheTraceAfterARestart() async throws {
         try #require(RescindProcess.isBuilt)
-        let receiver = try await OTLPReceiver.start()
-        let cluster = try DevelopmentCluster()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rescind-trace-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        var environment = try await ShutdownDeadlineProcessTests.environment(
-            "rescind-grant-service", databaseURL: GrantServiceHarness.databaseURL, cluster: cluster, scratch: scratch)
-        environment["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint.absoluteString
+        let (receiver, cluster, scratch) = (try await OTLPReceiver.start(), try DevelopmentCluster(), try Self.scratchDirectory())
+        let traced = try await Self.tracedEnvironment(exportingTo: receiver, cluster: cluster, scratch: scratch)
+        var environment = traced.environment
+        let port = traced.port
         // A batch claimed by the process that dies passes to the next one within seconds.
         environment["RESCIND_OUTBOX_CLAIM_LEASE_SECONDS"] = "5"
-        let port = try FreePort.next()
-        environment["RESCIND_GRANT_PORT"] = "\(port)"
         let schema = environment["RESCIND_GRANT_DB_SCHEMA"]!
         let first = try await ShutdownDeadlineProcessTests.start(
             "rescind-grant-service", environment: environment, log: scratch.appendingPathComponent("grant-1.log"))
