@@ -93,12 +93,15 @@ import Testing
         }
     }
 
-    /// A chain: create, grant to B, revoke C… Returns it with B's wrapped key at the head.
-    static func honest() throws -> (Chain, UserKeys, WrappedKeyResponse) {
+    /// A chain: create (naming the owner's `recoveryKey`, if any), grant to B. Returns it with B's
+    /// wrapped key at the head.
+    static func honest(recoveryKey: Ed25519.PrivateKey? = nil) throws -> (Chain, UserKeys, WrappedKeyResponse) {
         var chain = Chain()
         let b = UserKeys.generate()
         let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
-        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)])
+        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)]) {
+            $0.recoveryPublicKey = recoveryKey.map { Data($0.publicKey.rawRepresentation) }
+        }
         let bCopy = try chain.wrapped(for: b, version: 1)
         try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
         return (chain, b, bCopy)
@@ -258,13 +261,8 @@ import Testing
     /// — a compromised one applying a pending transfer — is refused.
     @Test func aTransferTakesEffectAfterItsOwnDelayOrWithTheOwnersRecoveryKey() async throws {
         let recovery = Ed25519.PrivateKey()
-        var (chain, b, bCopy) = try Self.honest()
-        chain.statements.removeAll()
+        let (chain, b, bCopy) = try Self.honest(recoveryKey: recovery)
         let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
-        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)]) {
-            $0.recoveryPublicKey = Data(recovery.publicKey.rawRepresentation)
-        }
-        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
         let toB = KeyStatement.NewOwner(userID: b.userID, identityPublicKey: Data(b.identityKey.publicKey.rawRepresentation))
         let holders = [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)]
         let registeredB = Data(b.identityKey.publicKey.rawRepresentation)
@@ -325,13 +323,8 @@ extension KeyHistoryVerifierTests {
     /// so a grant service that applies a thief's rotation early moves the family member for nobody.
     @Test func aRekeyFollowsTheOwnersRotationAnHourOnOrWithTheRecoveryKey() async throws {
         let recovery = Ed25519.PrivateKey()
-        var (chain, b, bCopy) = try Self.honest()
-        chain.statements.removeAll()
+        let (chain, b, bCopy) = try Self.honest(recoveryKey: recovery)
         let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
-        try chain.append(.create, holders: [chain.holder(ownCopy, chain.owner)]) {
-            $0.recoveryPublicKey = Data(recovery.publicKey.rawRepresentation)
-        }
-        try chain.append(.grant, holders: [chain.holder(ownCopy, chain.owner), chain.holder(bCopy, b)])
         let old = chain.owner
         let new = UserKeys.generate(userID: old.userID)
         let registered = Data(new.identityKey.publicKey.rawRepresentation)
