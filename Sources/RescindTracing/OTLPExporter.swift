@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Metrics
 import NIOCore
 import RescindConfiguration
 import RescindObservability
@@ -12,7 +13,9 @@ import Tracing
 /// queued, then sends `interval` later, at once when a batch is full or a flush is asked for:
 /// an idle process is not woken by its exporter. A full queue drops the span, and a
 /// batch the collector did not take is dropped too (counted, never retried): no request, commit
-/// or ack ever waits on a collector that is down or slow.
+/// or ack ever waits on a collector that is down or slow. The counts are also the process's
+/// metrics, `rescind_trace_spans_exported_total` and `rescind_trace_spans_dropped_total`, in
+/// whatever backend it bootstrapped (the services' `/metrics`, the agent's metrics file).
 public final class OTLPExporter: SpanSink {
     public struct Settings: Sendable {
         /// The collector's base URL (`http://collector:4318`); spans go to `<endpoint>/v1/traces`.
@@ -61,15 +64,28 @@ public final class OTLPExporter: SpanSink {
     public var counts: Counts { state.withLock { $0.counts } }
 
     public func accept(_ span: FinishedSpan) {
-        let wake = state.withLock { state -> Bool in
+        let outcome = state.withLock { state -> Queued in
             guard state.queue.count < settings.capacity else {
                 state.counts.dropped += 1
-                return false
+                return .dropped
             }
             state.queue.append(span)
-            return state.queue.count == 1 || state.queue.count == settings.batchSize
+            return state.queue.count == 1 || state.queue.count == settings.batchSize ? .wakeSender : .queued
         }
-        if wake { queued.signal() }
+        switch outcome {
+        case .wakeSender: queued.signal()
+        case .queued: break
+        case .dropped: Self.count(dropped: 1)
+        }
+    }
+
+    private enum Queued { case wakeSender, queued, dropped }
+
+    /// The metrics of the counts (swift-metrics' handlers are made when asked for, so a backend
+    /// bootstrapped after this exporter still gets them).
+    private static func count(exported: Int = 0, dropped: Int = 0) {
+        if exported > 0 { Counter(label: "rescind_trace_spans_exported_total").increment(by: exported) }
+        if dropped > 0 { Counter(label: "rescind_trace_spans_dropped_total").increment(by: dropped) }
     }
 
     public func flushSoon() {
@@ -120,6 +136,7 @@ public final class OTLPExporter: SpanSink {
                     state.counts.failedBatches += 1
                 }
             }
+            Self.count(exported: delivered ? batch.count : 0, dropped: delivered ? 0 : batch.count)
         }
     }
 

@@ -158,6 +158,33 @@ import Testing
         }
     }
 
+    /// The collector goes down while the service runs: requests are answered as before, and the
+    /// service's `/metrics` counts the spans it exported and those it dropped.
+    @Test(.timeLimit(.minutes(2)))
+    func theSpansACollectorNeverTookAreCountedInTheServicesMetrics() async throws {
+        try await Self.withTracedGrantService { grantURL, receiver, _ in
+            func metric(_ name: String) async throws -> Int? {
+                let text = String(decoding: try await TestHTTP.send("GET", URL(string: "\(grantURL)/metrics")!).body, as: UTF8.self)
+                return text.split(separator: "\n").first { $0.hasPrefix("\(name) ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+            }
+            let serviceKey = URL(string: "\(grantURL)/v1/service-key")!
+            #expect(try await TestHTTP.send("GET", serviceKey).status == 200)
+            _ = try await CLITestBed.eventually("the exported spans counted") { () -> Int? in
+                try await metric("rescind_trace_spans_exported_total").flatMap { $0 > 0 ? $0 : nil }
+            }
+            await receiver.stop()
+            let clock = ContinuousClock()
+            for _ in 0..<5 {
+                let started = clock.now
+                #expect(try await TestHTTP.send("GET", serviceKey).status == 200)
+                #expect(clock.now - started < .seconds(1), "a request waited on the collector")
+            }
+            _ = try await CLITestBed.eventually("the dropped spans counted") { () -> Int? in
+                try await metric("rescind_trace_spans_dropped_total").flatMap { $0 >= 5 ? $0 : nil }
+            }
+        }
+    }
+
     /// Crashes: the grant service dies with SIGKILL after the commit and before its relay could
     /// publish (every broker down). The outbox row kept the commit's trace context, so the grant
     /// service started after it — another process — publishes the revocation's event in that

@@ -31,8 +31,12 @@ public final class OTLPReceiver: Sendable {
         return receiver
     }
 
+    /// Stops listening (a collector gone down); stopping again does nothing.
     public func stop() async {
-        await running.withLock { $0 }?.stop()
+        await running.withLock { running in
+            defer { running = nil }
+            return running
+        }?.stop()
     }
 
     /// Every span received so far, as its OTLP JSON object, with the `service.name` and the
