@@ -115,8 +115,9 @@ import Testing
     /// diagram in docs/decisions/tracing.md: the demo's client (`revoke` → `revocation` → `commit`
     /// → its HTTP request), the grant service (the commit's server span → `relay publish`), each
     /// device's agent (`command received` → `fmk rotation` or `secure deletion` → `ack
-    /// published`), and the audit service (`revocation event recorded`, `ack recorded`, and
-    /// `revocation completed` under the message that completed it). Nothing exported names a user,
+    /// published`), and the audit service (`revocation event recorded`, `ack recorded`,
+    /// `revocation completed` and the `relay publish` of its notification under the message that
+    /// completed it). Nothing exported names a user,
     /// a device or a family member.
     static func expectOneTrace(of output: String, in spans: [[String: Any]], exported: [String]) throws {
         let line = try #require(output.split(separator: "\n").first { $0.contains("trace ") && $0.contains("every device's ack") })
@@ -157,6 +158,12 @@ import Testing
         // Completed by the last ack, or by the event itself when every ack came first (held).
         let completed = children(of: recorded + event, named: "revocation completed")
         #expect(completed.count == 1, "\(summary)")
+        // `revocation_completed` goes out on audit_notifications in the trace too, under the
+        // message that completed the revocation.
+        let notified = children(of: recorded + event, named: "relay publish")
+        #expect(
+            notified.count == 1 && notified.first?["service"] as? String == "rescind-audit-service"
+                && notified.first?["parentSpanId"] as? String == completed.first?["parentSpanId"] as? String, "\(summary)")
         if let completed = completed.first, let start = (completed["startTimeUnixNano"] as? String).flatMap(UInt64.init),
             let end = (completed["endTimeUnixNano"] as? String).flatMap(UInt64.init)
         {

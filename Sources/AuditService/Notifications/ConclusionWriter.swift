@@ -2,6 +2,8 @@ import Foundation
 import RescindCrypto
 import RescindPostgres
 import RescindProtocol
+import RescindTracing
+import Tracing
 
 /// Writes a transaction's conclusions at its end: signed notifications and command re-issues
 /// into the outbox (the relay publishes them after commit) and events for the live stream.
@@ -16,17 +18,24 @@ struct ConclusionWriter: Sendable {
     let signingKey: Ed25519.PrivateKey
 
     /// Call last in the transaction (the stream lock is held until commit).
+    ///
+    /// A notification is published in the trace of the message that concluded it (`ack recorded`
+    /// for a revocation's completion), or else in its revocation's (an overdue ack the deadline
+    /// monitor found): watchers of `audit_notifications` follow it to the revocation's trace.
     func write(_ conclusions: Conclusions, on connection: PostgresConnection) async throws {
+        let current = ServiceContext.current?.traceContext
         for notification in conclusions.notifications {
             let envelope = try SignedMessage(
                 schema: AuditNotification.schema, signer: AuditNotification.signer, payload: notification,
                 key: signingKey
             ).encoded()
+            var trace = current
+            if trace == nil { trace = try await Self.revocationTrace(notification.eventID, on: connection) }
             try await connection.execute(
                 """
-                INSERT INTO notification_outbox (notification_id, family_member_id, kind, envelope)
+                INSERT INTO notification_outbox (notification_id, family_member_id, kind, envelope, traceparent, tracestate)
                 VALUES (\(notification.notificationID), \(notification.familyMemberID), \(notification.kind.rawValue),
-                        \(envelope))
+                        \(envelope), \(trace?.traceparent), \(trace?.storableTraceState))
                 """)
         }
         for (reissue, trace) in conclusions.reissues {
@@ -53,5 +62,14 @@ struct ConclusionWriter: Sendable {
                 """)
         }
         try await connection.execute("SELECT pg_notify(\(Self.streamChannel), '')")
+    }
+
+    /// The trace context the revocation `eventID` was recorded under, if any.
+    private static func revocationTrace(_ eventID: UUID?, on connection: PostgresConnection) async throws -> TraceContext? {
+        guard let eventID,
+            let row = try await connection.query("SELECT traceparent, tracestate FROM revocations WHERE event_id = \(eventID)").first
+        else { return nil }
+        let (traceparent, tracestate) = try row.decode(String?.self, String?.self)
+        return traceparent.flatMap { TraceContext(traceparent: $0, tracestate: tracestate) }
     }
 }
