@@ -11,7 +11,8 @@ import Testing
 /// grant service's relay (a signed revocation event whose headers carry the owner's trace) and a
 /// device that never answers. The re-issue the audit service publishes starts a trace of its own:
 /// its headers carry that trace, whose `command reissued` span links to the revocation's trace
-/// and whose `relay publish` span is the headers' parent. The re-issue and its span name no id.
+/// and whose `relay publish` span is the headers' parent; the device's `ack_overdue` notification
+/// carries the revocation's own trace. The re-issue and its span name no id.
 @Suite(.serialized) struct ReissueTraceProcessTests {
     @Test(.timeLimit(.minutes(3)))
     func aReissueStartsATraceLinkedToTheRevocationsTrace() async throws {
@@ -41,7 +42,9 @@ import Testing
                 headers: [KafkaHeader(key: "traceparent", value: Data("00-\(revocationTrace)-b7ad6b7169203331-01".utf8))])
             await producer.shutdown()
 
-            let reissue = try await Self.firstReissue(topic: prefix + Topic.deviceCommands.rawValue, cluster: cluster)
+            let reissue = try await Self.first(on: prefix + Topic.deviceCommands.rawValue, cluster: cluster) {
+                SignedEnvelope.claimedSchema($0.value) == CommandReissue.schema
+            }
             let header = try #require(reissue.headers.last { $0.key == "traceparent" }?.value, "the re-issue carries no traceparent")
             let parts = String(decoding: header, as: UTF8.self).split(separator: "-").map(String.init)
             try #require(parts.count == 4, "traceparent \(String(decoding: header, as: UTF8.self))")
@@ -72,21 +75,29 @@ import Testing
                     $0["name"] as? String == "revocation event recorded" && $0["traceId"] as? String == revocationTrace
                         && $0["parentSpanId"] as? String == "b7ad6b7169203331"
                 }, "\(summary)")
+            // The device's `ack_overdue` goes out on audit_notifications in the revocation's own
+            // trace (no message concluded it: the deadline did), under the span its event was recorded in.
+            let overdue = try await Self.first(on: prefix + Topic.auditNotifications.rawValue, cluster: cluster) { message in
+                guard let value = message.value else { return false }
+                return (try? SignedMessage<AuditNotification>.decode(value, schema: AuditNotification.schema))?.payload.kind == .ackOverdue
+            }
+            let overdueHeader = overdue.headers.last { $0.key == "traceparent" }?.value.map { String(decoding: $0, as: UTF8.self) }
+            #expect(overdueHeader?.split(separator: "-").dropFirst().first.map(String.init) == revocationTrace, "\(overdueHeader ?? "none")")
             for body in receiver.rawBodies {
                 #expect(body.firstMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/) == nil, "an id in \(body.prefix(1000))")
             }
         }
     }
 
-    /// The first command re-issue on `topic`, read from the beginning.
-    static func firstReissue(topic: String, cluster: DevelopmentCluster) async throws -> KafkaMessage {
+    /// The first message on `topic` that `matches`, read from the beginning.
+    static func first(on topic: String, cluster: DevelopmentCluster, where matches: (KafkaMessage) -> Bool) async throws -> KafkaMessage {
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-device"),
             subscription: .partitions(
                 (0..<ScaleOutStack.partitions).map { KafkaPartitionAssignment(topic: topic, partition: $0, start: .beginning) }),
             logger: AuditServiceHarness.logger)
         defer { Task { await consumer.close() } }
-        for try await message in consumer.messages where SignedEnvelope.claimedSchema(message.value) == CommandReissue.schema {
+        for try await message in consumer.messages where matches(message) {
             return message
         }
         throw CancellationError()
