@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import Metrics
 import NIOCore
 import RescindConfiguration
 import RescindObservability
@@ -75,18 +74,11 @@ public final class OTLPExporter: SpanSink {
         switch outcome {
         case .wakeSender: queued.signal()
         case .queued: break
-        case .dropped: Self.count(dropped: 1)
+        case .dropped: TracingMetrics.dropped(1)
         }
     }
 
     private enum Queued { case wakeSender, queued, dropped }
-
-    /// The metrics of the counts (swift-metrics' handlers are made when asked for, so a backend
-    /// bootstrapped after this exporter still gets them).
-    private static func count(exported: Int = 0, dropped: Int = 0) {
-        if exported > 0 { Counter(label: "rescind_trace_spans_exported_total").increment(by: exported) }
-        if dropped > 0 { Counter(label: "rescind_trace_spans_dropped_total").increment(by: dropped) }
-    }
 
     public func flushSoon() {
         state.withLock { $0.flushRequested = true }
@@ -136,7 +128,7 @@ public final class OTLPExporter: SpanSink {
                     state.counts.failedBatches += 1
                 }
             }
-            Self.count(exported: delivered ? batch.count : 0, dropped: delivered ? 0 : batch.count)
+            if delivered { TracingMetrics.exported(batch.count) } else { TracingMetrics.dropped(batch.count) }
         }
     }
 

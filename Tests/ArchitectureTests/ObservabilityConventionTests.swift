@@ -3,8 +3,8 @@ import Testing
 
 /// One metrics convention and one set of log metadata keys:
 /// - each component declares its metrics in one `<Component>Metrics` type (`GrantMetrics`,
-///   `AuditMetrics`, `AgentMetrics`, and `ServiceMetrics` for what both services export alike), the only
-///   files that make metric handles;
+///   `AuditMetrics`, `AgentMetrics`, `ServiceMetrics` for what both services export alike, and
+///   `TracingMetrics` for the span exporter of every process), the only files that make metric handles;
 /// - every log metadata key is a constant of `LogKey` (module `RescindObservability`), the only
 ///   `LogKey`, so that one fact has one name in every component's logs.
 @Suite struct ObservabilityConventionTests {
@@ -39,7 +39,8 @@ import Testing
         }
         #expect(
             definitions == ["GrantService/Application/GrantMetrics.swift", "AuditService/Application/AuditMetrics.swift",
-                "DeviceAgent/Support/AgentMetrics.swift", "RescindServiceSupport/ServiceMetrics.swift"], "\(definitions)")
+                "DeviceAgent/Support/AgentMetrics.swift", "RescindServiceSupport/ServiceMetrics.swift", "RescindTracing/TracingMetrics.swift"],
+            "\(definitions)")
         #expect(elsewhere.isEmpty, "metric handles made outside the metrics types:\n\(elsewhere.joined(separator: "\n"))")
     }
 
