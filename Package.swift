@@ -400,12 +400,13 @@ let package = Package(
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit", "RescindTracing"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
         .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto"]),
-        // The client library alone: QR codes, invitations' encoding and checks, its transport against
-        // a Hummingbird app in process (no server of ours).
+        // The client library alone: the key history verifier's rules, QR codes, invitations' encoding
+        // and checks, its transport against a Hummingbird app in process (no server of ours; the test
+        // kit for its shared expectations).
         .testTarget(
             name: "RescindClientTests",
             dependencies: [
-                "RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit", "RescindTLS",
+                "RescindClient", "RescindCrypto", "RescindProtocol", "RescindDevKit", "RescindTLS", "RescindTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
