@@ -120,10 +120,14 @@ extension CLITests {
 
         /// `rescind identity recovery-key`: from one device it waits for the delay; with the
         /// current words it takes effect at once, and only the new words stand for the user then.
+        /// Emma's history still names the old words, so a rotation the new words approve moves
+        /// Emma only an hour on: the command says so, moves nothing, and the profile keeps reading.
         @Test(.timeLimit(.minutes(3)))
         func aNewRecoveryKeyWaitsOrTakesEffectWithTheOldWords() async throws {
             try await CLITestBed.with { bed in
                 let phone = try await bed.person("Adult A")
+                let emma = try await phone.ok(["family-member", "create"]).trimmed
+                try await phone.ok(["record", "add", emma, "--text", "blood type O+"])
                 let pending = try await phone.ok(["identity", "recovery-key"])
                 #expect(pending.contains("new recovery key pending: operation") && pending.contains("unless vetoed"), "\(pending)")
                 let operation = try #require(pending.firstMatch(of: /operation ([0-9a-f-]{36})/).map { String($0.1) }, "\(pending)")
@@ -138,6 +142,10 @@ extension CLITests {
                     .expectOneLineError("bad_signature")
                 #expect(try await phone.ok(["identity", "recover", "--user", phone.userID, "--clear", phone.deviceID, "--words-file", paper.path])
                     .contains("cleared device \(phone.deviceID)"))
+
+                try await phone.run(["identity", "rotate", "--words-file", paper.path])
+                    .expectOneLineError("follow the new keys only from", "nothing was moved")
+                #expect(try await phone.ok(["record", "show", emma, "--all"]).contains("blood type O+"))
             }
         }
     }
