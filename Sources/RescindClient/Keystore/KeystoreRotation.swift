@@ -72,7 +72,8 @@ public enum KeystoreRotation {
 
     /// Approves a pending rotation with the recovery key and finishes it.
     private static func approve(_ operation: GovernedOperation, with recoveryKey: RecoveryKey, configuration: AgentConfiguration) async throws -> Outcome {
-        // The words sign the rotation statement: only one signed by the new key this device made.
+        // The words sign the rotation statement: only one whose two signatures verify (one from a
+        // key this user never held moves no family member: verifiers pin the key it replaces).
         guard let rotation = operation.rotation, rotation.hasValidSignatures() else {
             throw AgentError(.serviceRefused, "the grant service listed a rotation this device did not sign; nothing was approved")
         }
