@@ -8,14 +8,15 @@ import Testing
 
 /// A command re-issue of a traced revocation, on a real audit service process exporting its
 /// spans (`RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT`) to the test kit's collector. The test plays the
-/// grant service's relay (a signed revocation event whose headers carry the owner's trace) and a
-/// device that never answers. The re-issue the audit service publishes starts a trace of its own:
-/// its headers carry that trace, whose `command reissued` span links to the revocation's trace
-/// and whose `relay publish` span is the headers' parent; the device's `ack_overdue` notification
-/// carries the revocation's own trace. The re-issue and its span name no id.
+/// grant service's relay (a signed revocation event whose headers carry the owner's trace) and the
+/// revoked user's own device, silent at first. The re-issue the audit service publishes starts a
+/// trace of its own: its headers carry that trace, whose `command reissued` span links to the
+/// revocation's trace and whose `relay publish` span is the headers' parent; the device's
+/// `ack_overdue` notification carries the revocation's own trace, and so does the
+/// `revocation_completed` its late ack with hostile trace headers brings. Nothing exported names an id.
 @Suite(.serialized) struct ReissueTraceProcessTests {
     @Test(.timeLimit(.minutes(3)))
-    func aReissueStartsATraceLinkedToTheRevocationsTrace() async throws {
+    func aReissueLinksToTheRevocationsTraceAndItsNotificationsCarryIt() async throws {
         let receiver = try await OTLPReceiver.start()
         let settings = [
             "RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint.absoluteString,
@@ -30,7 +31,8 @@ import Testing
             let grantKey = try Ed25519.PrivateKey(seed: &seed)
             let family = TestFamily()
             let device = TestFamily.Device(userID: UUID())
-            let event = family.revocation(of: UUID(), devices: [device])
+            // The revoked user's own device: anyone who can write to device_acks.
+            let event = family.revocation(of: device.userID, devices: [device])
             let revocationTrace = "0af7651916cd43dd8448eb211c80319c"
             let producer = try KafkaProducer(
                 configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-relay"),
@@ -79,14 +81,48 @@ import Testing
             // trace (no message concluded it: the deadline did), under the span its event was recorded in.
             let overdue = try await Self.first(on: prefix + Topic.auditNotifications.rawValue, cluster: cluster) { message in
                 guard let value = message.value else { return false }
-                return (try? SignedMessage<AuditNotification>.decode(value, schema: AuditNotification.schema))?.payload.kind == .ackOverdue
+                return Self.notification(message)?.kind == .ackOverdue
             }
             let overdueHeader = overdue.headers.last { $0.key == "traceparent" }?.value.map { String(decoding: $0, as: UTF8.self) }
             #expect(overdueHeader?.split(separator: "-").dropFirst().first.map(String.init) == revocationTrace, "\(overdueHeader ?? "none")")
+
+            // The device answers at last, with hostile trace headers: an upper-case traceparent
+            // (malformed: the ack is handled untraced) and a tracestate of 4,000 characters with a
+            // line break. The ack is taken (only it can complete the revocation: it was not
+            // quarantined), and `revocation_completed` goes out in the revocation's trace with no
+            // tracestate at all.
+            let hostile = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-device"),
+                logger: AuditServiceHarness.logger)
+            let ack = TestFamily.ack(device, for: event)
+            _ = try await hostile.send(
+                topic: prefix + Topic.deviceAcks.rawValue, key: Data(device.id.uuidString.lowercased().utf8),
+                value: try SignedMessage(
+                    schema: DeviceAck.schema, signer: "device:\(device.id.uuidString.lowercased())", payload: ack, key: device.key
+                ).encoded(),
+                headers: [
+                    KafkaHeader(key: "traceparent", value: Data("00-\(revocationTrace.uppercased())-B7AD6B7169203331-01".utf8)),
+                    KafkaHeader(key: "tracestate", value: Data(("rojo=1\r\n" + String(repeating: "x", count: 4000)).utf8)),
+                ])
+            await hostile.shutdown()
+            let completed = try await Self.first(on: prefix + Topic.auditNotifications.rawValue, cluster: cluster) { message in
+                Self.notification(message)?.kind == .revocationCompleted
+            }
+            let completedHeaders = Dictionary(completed.headers.map { ($0.key, $0.value.map { String(decoding: $0, as: UTF8.self) }) }) { $1 }
+            #expect(
+                completedHeaders["traceparent"]??.split(separator: "-").dropFirst().first.map(String.init) == revocationTrace,
+                "\(completedHeaders)")
+            #expect(completedHeaders["tracestate"] == nil, "\(completedHeaders)")
+
             for body in receiver.rawBodies {
                 #expect(body.firstMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/) == nil, "an id in \(body.prefix(1000))")
             }
         }
+    }
+
+    /// The audit notification `message` carries, if it is one.
+    static func notification(_ message: KafkaMessage) -> AuditNotification? {
+        message.value.flatMap { try? SignedMessage<AuditNotification>.decode($0, schema: AuditNotification.schema).payload }
     }
 
     /// The first message on `topic` that `matches`, read from the beginning.
