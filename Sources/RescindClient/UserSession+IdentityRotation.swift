@@ -182,8 +182,7 @@ extension UserSession {
     /// recovery key the history names signed the rotation, or it is old enough.
     static func rekeyDue(_ rotation: IdentityRotation, recoveryKey: Data?, now: Date) -> Date? {
         guard !rotation.hasValidRecoverySignature(by: recoveryKey) else { return nil }
-        let due = rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
-        return due <= now ? nil : due
+        return rotation.rekeyFloor <= now ? nil : rotation.rekeyFloor
     }
 
     /// The copy of `wrapped` moved to my keys: a self copy with a `rekey` statement signed by the

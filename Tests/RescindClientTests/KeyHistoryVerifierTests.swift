@@ -343,9 +343,7 @@ extension KeyHistoryVerifierTests {
         /// The chain with the owner's rekey to `new`, carrying `carried`.
         func rekeyed(_ carried: IdentityRotation?) throws -> Chain {
             var next = chain
-            var moved = next
-            moved.owner = new
-            let newCopy = try moved.wrapped(for: new, version: 1)
+            let newCopy = try chain.wrapped(for: new, version: 1)  // the same user: a self copy under the new master key
             var signed = try next.append(
                 .rekey, holders: [next.holder(newCopy, new), next.holder(bCopy, b)],
                 newOwner: KeyStatement.NewOwner(userID: old.userID, identityPublicKey: registered), signer: old.identityKey)

@@ -24,7 +24,7 @@ struct GovernanceStore: Sendable {
     // MARK: Beginning
 
     /// Receives an identity rotation (its signatures checked by the caller) as a pending
-    /// operation, effective after the delay (and never before `rotationFloor`).
+    /// operation, effective after the delay (and never before its `rekeyFloor`).
     /// - Throws: 401 `device_retired`, 403 `device_frozen`, 409 `stale_rotation` / `key_reused`
     ///   (as the rotation itself would), 409 `operation_pending` when one is already pending.
     func beginRotation(_ rotation: IdentityRotation, from caller: AuthenticatedDevice) async throws -> GovernedOperation {
@@ -42,7 +42,7 @@ struct GovernanceStore: Sendable {
             }
             return try await insert(
                 .rotateIdentity, subject: nil, body: try CanonicalJSON.encode(rotation), by: caller,
-                notBefore: Self.rotationFloor(rotation), on: connection)
+                notBefore: rotation.rekeyFloor, on: connection)
         }
     }
 
@@ -151,7 +151,10 @@ struct GovernanceStore: Sendable {
     // MARK: Deciding, by a device
 
     /// A second device's approval: the operation takes effect now — an identity rotation at its
-    /// floor (`rotationFloor`), if that is later: it stays pending until then, and can still be vetoed.
+    /// `rekeyFloor`, if that is later: it stays pending until then, and can still be vetoed. Every
+    /// device holds the identity key, so no verifier can tell this approval from the thief's: the
+    /// family members the user owns follow the new key only from the floor on (or at once with the
+    /// recovery key's signature), and the rotation waits for them rather than leave them behind.
     /// - Throws: 403 `not_a_second_device` (the caller began it, or governs only since after it began).
     func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
         try await pool.transaction { connection in
@@ -159,7 +162,7 @@ struct GovernanceStore: Sendable {
             guard operation.kind != .transferOwnership else { throw Self.transferNeedsRecoveryKey }
             if let rotation = operation.rotation {
                 // The database holds every operation an hour after it was received, too.
-                let floor = max(Self.rotationFloor(rotation), operation.receivedAt + KeyStatement.minimumDelay)
+                let floor = max(rotation.rekeyFloor, operation.receivedAt + KeyStatement.minimumDelay)
                 if floor > Date() {
                     try await connection.execute(
                         "UPDATE governed_operations SET effective_at = least(effective_at, \(floor)) WHERE operation_id = \(operationID)")
@@ -170,15 +173,6 @@ struct GovernanceStore: Sendable {
             }
             return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
         }
-    }
-
-    /// The earliest an identity rotation takes effect without the recovery key:
-    /// `KeyStatement.minimumDelay` after it was signed. Every device holds the identity key, so
-    /// no verifier can tell a second device's approval from the thief's: the family members the
-    /// user owns follow the new key only from then on (or at once with the recovery key's
-    /// signature), and the rotation waits for them rather than leave them behind.
-    static func rotationFloor(_ rotation: IdentityRotation) -> Date {
-        rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
     }
 
     /// Every device holds the owner key, so a second device's word is nothing a verifier of the

@@ -55,7 +55,7 @@ struct KeyStatementStore: Sendable {
 
     /// A rekey follows the caller's applied rotation from the key the history names (a pending
     /// one is not in `identity_rotations`). No clock is checked here: a rotation this service
-    /// applies is approved by the recovery key or an hour old (`GovernanceStore.rotationFloor`),
+    /// applies is approved by the recovery key or an hour old (`IdentityRotation.rekeyFloor`),
     /// and verifiers hold each rekey to that by their own clocks.
     private static func checkRekeyFollowsRotation(from signer: Data, to newKey: Data, on connection: PostgresConnection) async throws {
         guard let rotation = try await IdentityRotationStore.rotation(to: newKey, on: connection),

@@ -210,7 +210,7 @@ public enum KeyHistoryVerifier {
             throw fail(.badSignature, seq, "the identity rotation statement \(seq) (rekey) carries is not signed by both keys")
         }
         guard !rotation.hasValidRecoverySignature(by: previous.ownerRecoveryKey) else { return }
-        let effective = rotation.statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay)
+        let effective = rotation.rekeyFloor
         guard effective <= now.addingTimeInterval(KeyStatement.clockTolerance) else {
             throw fail(
                 .ungovernedChange, seq,

@@ -55,6 +55,11 @@ extension IdentityRotation {
             && next.isValidSignature([UInt8](newKeySignature), for: input)
     }
 
+    /// The earliest its user's `rekey` statements take effect without the recovery key's approval:
+    /// `KeyStatement.minimumDelay` after the rotation was signed. Every verifier holds a rekey to
+    /// it, and the grant service applies no rotation before it without that approval.
+    public var rekeyFloor: Date { statement.issuedAt.addingTimeInterval(KeyStatement.minimumDelay) }
+
     /// Whether `recoverySignature` is `recoveryKey`'s over the statement; false without either.
     public func hasValidRecoverySignature(by recoveryKey: Data?) -> Bool {
         guard let recoveryKey, let signature = recoverySignature,
