@@ -33,18 +33,32 @@ export RESCIND_TEST_PYTHON
 # .stack/test-<label>.log. A run past its bound is stopped, and the tests it had started but not
 # finished are named: a hung test fails the run in minutes with its name, instead of holding CI
 # until its own limit kills everything without a word.
+#
+# A process that crashes (the test process, or a service or agent it started) writes Swift's
+# crash report (every thread) into .stack/crashes-<label>/ instead of the log; a failed run ends
+# with the crashed thread of each report and the tests that were running, so the last lines of a
+# CI log say where it crashed.
 run_tests() {
     local label=$1 limit=$2
     shift 2
-    local log=.stack/test-$label.log status
+    local log=.stack/test-$label.log status crashes=$ROOT/.stack/crashes-$label report
+    rm -rf "$crashes" && mkdir -p "$crashes"
     set +e
-    timeout --kill-after=30 "$limit" stdbuf -oL -eL swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"
+    SWIFT_BACKTRACE="enable=yes,output-to=$crashes" \
+        timeout --kill-after=30 "$limit" stdbuf -oL -eL swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     set -e
     if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
         echo "[test] the $label run passed its bound of $limit s and was stopped; started and never finished:"
         scripts/unfinished-tests.sh "$log" | sed 's/^/[test]   /'
     fi
+    for report in "$crashes"/*; do
+        [ "$status" -ne 0 ] && [ -f "$report" ] || continue
+        echo "[test] a process of the $label run crashed; tests started and never finished:"
+        scripts/unfinished-tests.sh "$log" | sed 's/^/[test]   /'
+        echo "[test] its crashed thread (the whole report, every thread: $report):"
+        awk '/^Thread [0-9]+.* crashed:$/ { on = 1; print; next } on && /^(Thread [0-9]+|Registers:)/ { exit } on' "$report" | head -80 | sed 's/^/[test]   /'
+    done
     return "$status"
 }
 
