@@ -280,13 +280,13 @@ struct VetoCommand: AgentSubcommand {
 struct ApproveCommand: AgentSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "approve",
-        abstract: "Approve an operation another device of the user began: it takes effect now (an identity rotation an hour after it began).")
+        abstract: "Approve an operation another device of the user began: it takes effect now (an identity rotation an hour after it began, unless both devices are certified).")
 
     @Argument(transform: OperationID.parse) var operation: UUID
 
     func execute() async throws {
         let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
-        let decided = try await session.client.approveOperation(operation)
+        let decided = try await session.approve(operation)
         print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
         if decided.state == .pending { print("takes effect at \(Timestamp.format(decided.effectiveAt)) unless vetoed") }
     }

@@ -71,9 +71,17 @@ extension GrantServiceClient {
         try await send(.get, "v1/governance/operations", as: GovernedOperationList.self).operations
     }
 
-    /// Approves, from this second device, an operation another device of my user began: it takes effect now.
-    public func approveOperation(_ operationID: UUID) async throws -> GovernedOperation {
-        try await send(.post, "v1/governance/operations/\(operationID)/approve")
+    /// Approves, from this second device, an operation another device of my user began: it takes
+    /// effect now (a rotation at its floor, unless `deviceApproval`, this device's certified
+    /// approval, makes two with the beginning device's).
+    public func approveOperation(_ operationID: UUID, deviceApproval: DeviceApproval? = nil) async throws -> GovernedOperation {
+        try await send(.post, "v1/governance/operations/\(operationID)/approve", body: GovernanceApproval(deviceApproval: deviceApproval))
+    }
+
+    /// Stores the recovery key's certificate of this device's key (`DeviceCertificate`); it also
+    /// vouches for the device, which governs from its enrolment on.
+    public func certifyDevice(_ certificate: DeviceCertificate) async throws {
+        try await sendExpectingNoContent(.put, "v1/devices/\(certificate.deviceID)/certificate", body: certificate)
     }
 
     /// Vetoes an operation another device of my user began; that device is frozen.

@@ -49,8 +49,9 @@ extension UserSession {
     }
 
     /// Begins registering `newKeys` as this user's identity, signed by the current identity key
-    /// and by the new one, as the generation after `currentGeneration`: a governed operation,
-    /// pending until the security delay runs out or a second device or the recovery key approves it.
+    /// and by the new one (and by this device's certified key, if it has a certificate), as the
+    /// generation after `currentGeneration`: a governed operation, pending until the security delay
+    /// runs out or a second device or the recovery key approves it.
     /// - Throws: `GrantServiceError` 409 `stale_rotation` if the identity moved on meanwhile,
     ///   409 `operation_pending` while another rotation waits, 403 `device_frozen`.
     public func registerRotation(
@@ -69,10 +70,14 @@ extension UserSession {
         let binding = try await verifiedRecoveryPublicKey().map {
             try RecoveryKeyBinding.sign(userID: keys.userID, identityKey: newKeys.identityKey, recoveryPublicKey: $0)
         }
+        // This device's certified approval, if it has a certificate: a second certified device's
+        // then makes the rotation immediate.
+        let approval = try await deviceApproval(of: input)
         return try await client.rotateIdentity(
             IdentityRotation(
                 statement: statement, previousKeySignature: Data(keys.identityKey.signature(for: input)),
-                newKeySignature: Data(newKeys.identityKey.signature(for: input)), recoveryBinding: binding))
+                newKeySignature: Data(newKeys.identityKey.signature(for: input)), recoveryBinding: binding,
+                deviceApprovals: approval.map { [$0] }))
     }
 
     /// Begins setting `newKey` as my user's recovery key (in place of the current one, if any):
@@ -150,7 +155,7 @@ extension UserSession {
             throw AgentError(
                 .rotationNotDue,
                 "your identity rotation took effect, but the family members you own follow the new keys only from "
-                    + "\(Timestamp.format(notBefore)) on (the recovery key their history names did not approve it): "
+                    + "\(Timestamp.format(notBefore)) on (neither the recovery key their history names nor two devices it certified approved it): "
                     + "nothing was moved; run it again then")
         }
         var rewrapped = 0
@@ -179,9 +184,10 @@ extension UserSession {
     }
 
     /// When a `rekey` following `rotation` is taken by verifiers, if not `now`: nil when the
-    /// recovery key the history names signed the rotation, or it is old enough.
+    /// recovery key the history names approved the rotation (or two devices it certified), or it
+    /// is old enough.
     static func rekeyDue(_ rotation: IdentityRotation, recoveryKey: Data?, now: Date) -> Date? {
-        guard !rotation.hasValidRecoverySignature(by: recoveryKey) else { return nil }
+        guard !rotation.isApprovedAtOnce(under: recoveryKey) else { return nil }
         return rotation.rekeyFloor <= now ? nil : rotation.rekeyFloor
     }
 

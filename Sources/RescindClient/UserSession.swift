@@ -46,8 +46,9 @@ public struct UserSession: Sendable {
     /// - Parameter recoveryKey: the user's recovery key, whose public half is registered (with its
     ///   signature, proving possession) and to which the user's keys are escrowed (`KeyBackup`);
     ///   the key itself is the caller's to show once and forget.
-    /// - Parameter keyBackup: false leaves the backup to the caller, who must first keep the keys
-    ///   (a keystore), so that a backup the service refuses never loses a registered identity.
+    /// - Parameter keyBackup: false leaves the backup and this device's certificate
+    ///   (`certifyThisDevice`) to the caller, who must first keep the keys (a keystore), so that a
+    ///   backup the service refuses never loses a registered identity.
     public static func register(
         keys: UserKeys, displayName: String, deviceID: UUID = UUID(), deviceName: String, deviceKind: DeviceKind? = nil,
         deviceRole: DeviceRole? = nil, deviceKey: Ed25519.PrivateKey = Ed25519.PrivateKey(), recoveryKey: RecoveryKey? = nil,
@@ -61,7 +62,10 @@ public struct UserSession: Sendable {
             recoveryKey: recoveryKey)
         _ = try await GrantServiceClient(baseURL: baseURL, tls: tls).registerUser(request)
         let session = UserSession(keys: keys, deviceID: deviceID, deviceKey: deviceKey, baseURL: baseURL, tls: tls)
-        if keyBackup, let recoveryKey { try await session.storeKeyBackup(with: recoveryKey) }
+        if keyBackup, let recoveryKey {
+            try await session.storeKeyBackup(with: recoveryKey)
+            try await session.certifyThisDevice(with: recoveryKey)
+        }
         return session
     }
 

@@ -7,7 +7,10 @@ import RescindServiceSupport
 /// decoding failure to a 400 (or 413) with a message that names the problem.
 struct JSONRequestDecoder: RequestDecoder {
     func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
-        let buffer = try await request.collectBody(context: context)
+        try Self.decode(T.self, from: try await request.collectBody(context: context))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         do {
             return try CanonicalJSON.decoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
@@ -17,6 +20,12 @@ struct JSONRequestDecoder: RequestDecoder {
 }
 
 extension Request {
+    /// As `decode(as:context:)` for an optional body: nil when the request has none.
+    func decodeIfPresent<T: Decodable>(as type: T.Type, context: some RequestContext) async throws -> T? {
+        let buffer = try await collectBody(context: context)
+        return buffer.readableBytes > 0 ? try JSONRequestDecoder.decode(T.self, from: buffer) : nil
+    }
+
     /// The whole body; 413 beyond the route's limit (`context.maxUploadSize`).
     func collectBody(context: some RequestContext) async throws -> ByteBuffer {
         do {

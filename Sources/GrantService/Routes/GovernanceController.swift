@@ -41,8 +41,11 @@ struct GovernanceController {
         GovernedOperationList(operations: try await governance.operations(of: try context.requireIdentity().userID))
     }
 
+    /// The body is optional: `GovernanceApproval` with the approving device's certified approval.
     @Sendable func approve(_ request: Request, context: GrantRequestContext) async throws -> GovernedOperation {
-        try await governance.approve(try context.uuidParameter("operationID"), by: try context.requireIdentity())
+        let caller = try context.requireIdentity()
+        let body = try await request.decodeIfPresent(as: GovernanceApproval.self, context: context)
+        return try await governance.approve(try context.uuidParameter("operationID"), by: caller, deviceApproval: body?.deviceApproval)
     }
 
     @Sendable func veto(_ request: Request, context: GrantRequestContext) async throws -> GovernedOperation {

@@ -25,6 +25,7 @@ struct IdentityController {
         group.post("devices", use: registerDevice)
         group.get("devices", use: devices)
         group.delete("devices/:deviceID", use: retireDevice)
+        group.put("devices/:deviceID/certificate", use: certify)
     }
 
     @Sendable func registerUser(_ request: Request, context: GrantRequestContext) async throws -> EditedResponse<UserResponse> {
@@ -113,6 +114,16 @@ struct IdentityController {
     @Sendable func retireDevice(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
         let caller = try context.requireIdentity()
         try await identities.retireDevice(try context.uuidParameter("deviceID"), by: caller.userID, from: caller.deviceID)
+        return .noContent
+    }
+
+    /// A device stores the recovery key's certificate of its own key (`DeviceCertificate`).
+    @Sendable func certify(_ request: Request, context: GrantRequestContext) async throws -> HTTPResponse.Status {
+        let caller = try context.requireIdentity()
+        guard try context.uuidParameter("deviceID") == caller.deviceID else {
+            throw APIError.forbidden("a device stores only its own certificate, from itself")
+        }
+        try await identities.certify(try await request.decode(as: DeviceCertificate.self, context: context), for: caller)
         return .noContent
     }
 

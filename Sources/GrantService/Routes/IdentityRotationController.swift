@@ -24,6 +24,7 @@ struct IdentityRotationController {
         let caller = try context.requireIdentity()
         var rotation = try await request.decode(as: IdentityRotation.self, context: context)
         rotation.recoverySignature = nil  // only a recovery-key approval adds one
+        // The beginning device's own approval (`DeviceApproval`) is checked by `beginRotation`.
         let input = try rotation.statement.signingInput()
         let statement = rotation.statement
         guard statement.userID == caller.userID else {

@@ -31,6 +31,12 @@ struct GovernanceStore: Sendable {
         try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             try await IdentityRotationStore.check(rotation.statement, on: connection)
+            if let approvals = rotation.deviceApprovals {
+                guard approvals.count == 1 else {
+                    throw APIError.unprocessable("invalid_field", "device_approvals: a rotation is begun with the beginning device's approval alone")
+                }
+                try await Self.checkApproval(approvals[0], of: try rotation.statement.signingInput(), by: caller, on: connection)
+            }
             if rotation.recoveryBinding != nil {
                 let recoveryKey = try await connection.query(
                     "SELECT recovery_public_key FROM users WHERE user_id = \(caller.userID)"
@@ -154,12 +160,30 @@ struct GovernanceStore: Sendable {
     /// `rekeyFloor`, if that is later: it stays pending until then, and can still be vetoed. Every
     /// device holds the identity key, so no verifier can tell this approval from the thief's: the
     /// family members the user owns follow the new key only from the floor on (or at once with the
-    /// recovery key's signature), and the rotation waits for them rather than leave them behind.
-    /// - Throws: 403 `not_a_second_device` (the caller began it, or governs only since after it began).
-    func approve(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {
+    /// recovery key's signature), and the rotation waits for them rather than leave them behind —
+    /// unless both devices are certified by the recovery key and say so with their own keys
+    /// (`deviceApproval`, and the beginning device's in the rotation): two certified keys are two
+    /// devices to every verifier, and the rotation takes effect at once.
+    /// - Throws: 403 `not_a_second_device` (the caller began it, or governs only since after it
+    ///   began); 422 `bad_signature` for a device approval that is not the caller's, certified.
+    func approve(_ operationID: UUID, by caller: AuthenticatedDevice, deviceApproval: DeviceApproval? = nil) async throws -> GovernedOperation {
         try await pool.transaction { connection in
-            let operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
+            var operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
             guard operation.kind != .transferOwnership else { throw Self.transferNeedsRecoveryKey }
+            if let deviceApproval {
+                guard var rotation = operation.rotation else {
+                    throw APIError.unprocessable("invalid_field", "device_approval is for approving an identity rotation only")
+                }
+                try await Self.checkApproval(deviceApproval, of: try rotation.statement.signingInput(), by: caller, on: connection)
+                rotation.deviceApprovals = (rotation.deviceApprovals ?? []) + [deviceApproval]
+                operation.rotation = rotation
+                try await connection.execute(
+                    "UPDATE governed_operations SET body = \(PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(rotation)))) WHERE operation_id = \(operationID)")
+                // Two certified devices: every verifier takes the rotation at once, as with the recovery key's signature.
+                if rotation.isCoSigned(by: try await Self.recoveryKey(of: caller.userID, on: connection)) {
+                    return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
+                }
+            }
             if let rotation = operation.rotation {
                 // The database holds every operation an hour after it was received, too.
                 let floor = max(rotation.rekeyFloor, operation.receivedAt + KeyStatement.minimumDelay)
@@ -173,6 +197,28 @@ struct GovernanceStore: Sendable {
             }
             return try await apply(operation, decidedBy: .device, device: caller.deviceID, on: connection)
         }
+    }
+
+    /// Checks that `approval` is the calling device's own, over `statement`, with a certificate of
+    /// its registered key by the user's current recovery key.
+    /// - Throws: 422 `bad_signature` otherwise.
+    private static func checkApproval(
+        _ approval: DeviceApproval, of statement: [UInt8], by caller: AuthenticatedDevice, on connection: PostgresConnection
+    ) async throws {
+        let deviceKey = try await connection.query(
+            "SELECT signing_public_key FROM devices WHERE device_id = \(caller.deviceID)"
+        ).first?.decode(Data.self, column: 0)
+        guard approval.certificate.deviceID == caller.deviceID, approval.certificate.devicePublicKey == deviceKey,
+            approval.isValid(for: statement, recoveryKey: try await recoveryKey(of: caller.userID, on: connection), userID: caller.userID)
+        else {
+            throw APIError.unprocessable(
+                "bad_signature",
+                "a device approval must be this device's signature over the statement, with its certificate by your current recovery key")
+        }
+    }
+
+    private static func recoveryKey(of userID: UUID, on connection: PostgresConnection) async throws -> Data? {
+        try await connection.query("SELECT recovery_public_key FROM users WHERE user_id = \(userID)").first?.decode(Data?.self, column: 0)
     }
 
     /// Every device holds the owner key, so a second device's word is nothing a verifier of the
@@ -469,6 +515,8 @@ struct GovernanceStore: Sendable {
                     UPDATE users SET recovery_public_key = \(change.recoveryPublicKey), recovery_binding = \(binding)
                     WHERE user_id = \(change.userID)
                     """)
+                // Certificates by the old key certify nothing now: the new words certify each device again.
+                try await connection.execute("UPDATE devices SET certificate = NULL WHERE user_id = \(change.userID)")
             }
         } catch let refusal where refusal is APIError || refusal is RuleViolation {
             try await connection.execute("ROLLBACK TO SAVEPOINT governed_operation")

@@ -47,10 +47,11 @@ struct IdentityRotationStore: Sendable {
             """
             INSERT INTO identity_rotations (user_id, generation, previous_identity_public_key, identity_public_key,
                                             agreement_public_key, issued_at, previous_key_signature, new_key_signature,
-                                            recovery_signature)
+                                            recovery_signature, device_approvals)
             VALUES (\(statement.userID), \(statement.generation), \(statement.previousIdentityPublicKey),
                     \(statement.identityPublicKey), \(statement.agreementPublicKey), \(statement.issuedAt),
-                    \(rotation.previousKeySignature), \(rotation.newKeySignature), \(rotation.recoverySignature))
+                    \(rotation.previousKeySignature), \(rotation.newKeySignature), \(rotation.recoverySignature),
+                    \(try rotation.deviceApprovals.map { try CanonicalJSON.encode($0) }))
             """)
         let recoveryKey = try await connection.query(
             "SELECT recovery_public_key FROM users WHERE user_id = \(statement.userID)"
@@ -101,16 +102,17 @@ struct IdentityRotationStore: Sendable {
 
     private static let columns = """
         user_id, generation, previous_identity_public_key, identity_public_key, agreement_public_key, issued_at,
-        previous_key_signature, new_key_signature, recovery_signature
+        previous_key_signature, new_key_signature, recovery_signature, device_approvals
         """
 
     private static func decode(_ row: PostgresRow) throws -> IdentityRotation {
-        let (userID, generation, previous, identity, agreement, issuedAt, previousSignature, newSignature, recoverySignature) =
-            try row.decode(UUID.self, Int.self, Data.self, Data.self, Data.self, Date.self, Data.self, Data.self, Data?.self)
+        let (userID, generation, previous, identity, agreement, issuedAt, previousSignature, newSignature, recoverySignature, approvals) =
+            try row.decode(UUID.self, Int.self, Data.self, Data.self, Data.self, Date.self, Data.self, Data.self, Data?.self, Data?.self)
         return IdentityRotation(
             statement: IdentityRotationStatement(
                 userID: userID, generation: generation, previousIdentityPublicKey: previous,
                 identityPublicKey: identity, agreementPublicKey: agreement, issuedAt: issuedAt),
-            previousKeySignature: previousSignature, newKeySignature: newSignature, recoverySignature: recoverySignature)
+            previousKeySignature: previousSignature, newKeySignature: newSignature, recoverySignature: recoverySignature,
+            deviceApprovals: try approvals.map { try CanonicalJSON.decoder().decode([DeviceApproval].self, from: $0) })
     }
 }

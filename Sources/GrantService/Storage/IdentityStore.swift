@@ -176,15 +176,42 @@ struct IdentityStore: Sendable {
     }
 
     private static let deviceColumns =
-        "device_id, user_id, name, kind, role, signing_public_key, registered_at, last_used_at, retired_at"
+        "device_id, user_id, name, kind, role, signing_public_key, registered_at, last_used_at, retired_at, certificate"
 
     private static func decodeDevice(_ row: PostgresRow) throws -> DeviceResponse {
-        let (id, user, name, kind, role, key, registered, lastUsed, retired) = try row.decode(
-            UUID.self, UUID.self, String.self, String?.self, String.self, Data.self, Date.self, Date?.self, Date?.self)
+        let (id, user, name, kind, role, key, registered, lastUsed, retired, certificate) = try row.decode(
+            UUID.self, UUID.self, String.self, String?.self, String.self, Data.self, Date.self, Date?.self, Date?.self, Data?.self)
         return DeviceResponse(
             deviceID: id, userID: user, name: name, kind: kind.flatMap(DeviceKind.init(rawValue:)),
             role: DeviceRole(rawValue: role) ?? .agent, signingPublicKey: key, registeredAt: registered, lastUsedAt: lastUsed,
-            retiredAt: retired)
+            retiredAt: retired, certificate: try certificate.map { try CanonicalJSON.decoder().decode(DeviceCertificate.self, from: $0) })
+    }
+
+    /// Keeps the recovery key's certificate of the calling device, which also vouches for it: a
+    /// device the recovery words certified governs from its enrolment, as one they enrolled.
+    /// - Throws: 422 `bad_signature` unless the certificate names this device, its registered key
+    ///   and its user, signed by the user's current recovery key; 401 for a retired device.
+    func certify(_ certificate: DeviceCertificate, for caller: AuthenticatedDevice) async throws {
+        try await pool.transaction { connection in
+            guard let row = try await connection.query(
+                """
+                SELECT d.signing_public_key, u.recovery_public_key FROM devices d JOIN users u ON u.user_id = d.user_id
+                WHERE d.device_id = \(caller.deviceID) AND d.user_id = \(caller.userID) AND d.retired_at IS NULL FOR UPDATE OF d
+                """
+            ).first else { throw APIError.deviceRetired }
+            let (deviceKey, recoveryKey) = try row.decode(Data.self, Data?.self)
+            guard certificate.deviceID == caller.deviceID, certificate.devicePublicKey == deviceKey,
+                certificate.isValid(recoveryKey: recoveryKey, userID: caller.userID)
+            else {
+                throw APIError.unprocessable(
+                    "bad_signature", "a device certificate must name this device and its key, signed by your current recovery key")
+            }
+            try await connection.execute(
+                """
+                UPDATE devices SET certificate = \(try CanonicalJSON.encode(certificate)), governs_from = least(governs_from, registered_at)
+                WHERE device_id = \(caller.deviceID)
+                """)
+        }
     }
 
     /// Retires a device of `userID` and, in the same transaction, deletes its tokens and its

@@ -88,13 +88,15 @@ extension IdentityCommand {
                 }
                 decided = approved
             } else {
-                decided = try await session.client.approveOperation(operation)
+                decided = try await session.approve(operation)
             }
             print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
             if decided.state == .pending {
-                // A rotation approved by a device waits for its floor (the recovery words need not).
+                // A rotation approved by a device waits for its floor, unless both devices are
+                // certified (the recovery words need not).
                 print("takes effect at \(Timestamp.format(decided.effectiveAt)), an hour after it began, unless vetoed;"
-                    + " your recovery words make it immediate (--words-file)")
+                    + " your recovery words make it immediate (--words-file), as does approving from a device they"
+                    + " certified when the device that began it has a certificate too (rescind identity certify)")
             }
         }
     }
@@ -199,4 +201,16 @@ enum RecoveryWords {
             throw CLIError(error.description)
         }
     }
+}
+
+/// `--words-file F` or `--recovery`: a command that needs the recovery words, from a file or typed.
+struct RecoveryWordsOptions: ParsableArguments {
+    @Option(help: "A file holding the recovery words.") var wordsFile: String?
+    @Flag(help: "Type the recovery words on the terminal.") var recovery = false
+
+    func validate() throws {
+        if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
+    }
+
+    func key() throws -> RecoveryKey { try RecoveryWords.key(wordsFile: wordsFile) }
 }

@@ -20,7 +20,7 @@ struct IdentityCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Create.self, Show.self, Code.self, Trust.self, Rotate.self, Pending.self, Approve.self, Veto.self, Cancel.self,
-            Clear.self, Passphrase.self, Recover.self, RecoveryKeyCommand.self, Backup.self,
+            Clear.self, Passphrase.self, Recover.self, RecoveryKeyCommand.self, Backup.self, Certify.self,
         ])
 
     struct Create: AsyncParsableCommand {
@@ -54,9 +54,9 @@ struct IdentityCommand: AsyncParsableCommand {
             print("user   \(enrolled.userID.uuidString.lowercased())")
             print("device \(enrolled.deviceID.uuidString.lowercased())")
             print("profile \(profile.directory) (encrypted; keep the passphrase safe)")
-            if let error = enrolled.keyBackupError {
-                // The identity and profile exist; only the escrow is missing, and the words below make it.
-                FileHandle.standardError.write(Data("rescind: your keys were not escrowed to the recovery key (\(error)); run rescind identity backup --recovery\n".utf8))
+            for unfinished in enrolled.recoverySetupErrors {
+                // The identity and profile exist; the words below finish what is missing.
+                FileHandle.standardError.write(Data("rescind: \(unfinished)\n".utf8))
             }
             print("")
             try Self.printOnce(recoveryKey)
@@ -86,6 +86,8 @@ struct IdentityCommand: AsyncParsableCommand {
                 device alone it waits for the security delay (another device of yours can veto it,
                 like a rotation); another device's approval (rescind identity approve OP), or the
                 current recovery words (--words-file, --recovery), make it take effect at once.
+                Once it does, your devices' certificates by the old key certify nothing: certify
+                each again with the new words (rescind identity certify).
 
                 Examples:
                   rescind identity recovery-key
@@ -110,12 +112,15 @@ struct IdentityCommand: AsyncParsableCommand {
             let id = operation.operationID.uuidString.lowercased()
             if operation.state == .applied {
                 try await session.storeKeyBackup(with: newKey)
+                try await session.certifyThisDevice(with: newKey)
                 print("new recovery key registered (operation \(id)); the old words no longer stand for you")
-                print("your keys are escrowed to the new words (key backup)")
+                print("your keys are escrowed to the new words (key backup), and they certify this device;"
+                    + " certify your other devices again: rescind identity certify --recovery, on each")
             } else {
                 print("new recovery key pending: operation \(id), takes effect \(Timestamp.format(operation.effectiveAt)) unless vetoed")
                 print("to make it now: rescind identity approve \(id) (on another device of yours), or run this with --words-file")
-                print("once it took effect: rescind identity backup --recovery (with the new words) escrows your keys to them")
+                print("once it took effect: rescind identity backup --recovery and rescind identity certify --recovery"
+                    + " (with the new words) escrow your keys to them and certify this device")
             }
             print("")
             try Create.printOnce(newKey)
@@ -200,6 +205,11 @@ struct IdentityCommand: AsyncParsableCommand {
                 tls: configuration.tls)
             try await KeystoreEnrolment.install(userKeys: session.keys, deviceID: deviceID, deviceKey: deviceKey, configuration: configuration)
             print("enrolled device \(deviceID.uuidString.lowercased()) (\(name)) with your keys from your key backup")
+            do {
+                try await session.certifyThisDevice(with: key)
+            } catch {
+                FileHandle.standardError.write(Data("rescind: this device was not certified by the recovery key (\(error)); run rescind identity certify --recovery\n".utf8))
+            }
             print("next: retire the thief's device (rescind identity recover --retire D), then rescind identity rotate --recovery")
         }
     }
@@ -221,15 +231,42 @@ struct IdentityCommand: AsyncParsableCommand {
                 """)
 
         @OptionGroup var profile: ProfileOptions
-        @Option(help: "A file holding the recovery words.") var wordsFile: String?
-        @Flag(help: "Type the recovery words on the terminal.") var recovery = false
+        @OptionGroup var words: RecoveryWordsOptions
 
         func run() async throws {
-            if recovery, wordsFile != nil { throw ValidationError("give --words-file or --recovery, not both") }
-            let key = try RecoveryWords.key(wordsFile: wordsFile)
+            let key = try words.key()
             let session = try await profile.session()
             try await session.storeKeyBackup(with: key)
             print("key backup stored: your recovery words give back your current keys")
+        }
+    }
+
+    struct Certify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Certify this device's key with your recovery words, so its word counts at once beside another certified device's.",
+            discussion: """
+                Your recovery words sign this device's own key, and the grant service keeps the
+                certificate (it cannot make one). An identity rotation begun on one certified device
+                and approved on another (rescind identity approve OP) then takes effect at once,
+                and every client that checks your family members' histories can tell it was two of
+                your devices: a thief holding one device's files holds one certified key. Run it on
+                each device you keep; `identity create` and `identity recover --enrol` certify the
+                device they make. It also lets this device approve and veto at once, as a device
+                the words enrolled.
+
+                Examples:
+                  rescind identity certify --words-file /media/usb/recovery.txt
+                  rescind identity certify --recovery
+                """)
+
+        @OptionGroup var profile: ProfileOptions
+        @OptionGroup var words: RecoveryWordsOptions
+
+        func run() async throws {
+            let key = try words.key()
+            let session = try await profile.session()
+            try await session.certifyThisDevice(with: key)
+            print("device \(session.deviceID.uuidString.lowercased()) certified by your recovery key")
         }
     }
 

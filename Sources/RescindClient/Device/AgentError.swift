@@ -48,8 +48,8 @@ public struct AgentError: Error, Sendable, Hashable, CustomStringConvertible {
         /// kept (a bare 403 is no reason to erase), reported, and checked again later.
         public static let unsignedErasure = Code(rawValue: "unsigned_erasure")
         /// An identity rotation took effect, but the family members the user owns follow the new
-        /// key only later (the recovery key their history names did not approve it): nothing was
-        /// moved; run it again then.
+        /// key only later (neither the recovery key their history names nor two devices it
+        /// certified approved it): nothing was moved; run it again then.
         public static let rotationNotDue = Code(rawValue: "rotation_not_due")
         /// A fault injected by a test.
         public static let injectedFault = Code(rawValue: "injected_fault")

@@ -192,9 +192,10 @@ public enum KeyHistoryVerifier {
 
     /// A `rekey` follows the owner's identity rotation, which it carries: signed by the key the
     /// history pins and by the key the rekey names, and either approved by the recovery key the
-    /// history names or begun `KeyStatement.minimumDelay` ago by this client's clock. A thief's
-    /// rotation that a grant service applied early therefore moves the family member for nobody,
-    /// while the owner's other devices can still veto it.
+    /// history names (its signature, or two devices it certified: `isApprovedAtOnce`) or begun
+    /// `KeyStatement.minimumDelay` ago by this client's clock. A thief's rotation that a grant
+    /// service applied early therefore moves the family member for nobody, while the owner's other
+    /// devices can still veto it: the thief holds one device's key, never two.
     private static func checkRekeyGoverned(
         _ signed: SignedKeyStatement, after previous: KeyHistoryStore.Entry, now: Date,
         fail: (KeyChainViolation.Code, Int?, String) -> KeyHistoryError
@@ -209,13 +210,13 @@ public enum KeyHistoryVerifier {
         guard rotation.hasValidSignatures() else {
             throw fail(.badSignature, seq, "the identity rotation statement \(seq) (rekey) carries is not signed by both keys")
         }
-        guard !rotation.hasValidRecoverySignature(by: previous.ownerRecoveryKey) else { return }
+        guard !rotation.isApprovedAtOnce(under: previous.ownerRecoveryKey) else { return }
         let effective = rotation.rekeyFloor
         guard effective <= now.addingTimeInterval(KeyStatement.clockTolerance) else {
             throw fail(
                 .ungovernedChange, seq,
                 "statement \(seq) (rekey) follows an identity rotation begun at \(Timestamp.format(rotation.statement.issuedAt)) "
-                    + "that the owner's recovery key did not approve: not before \(Timestamp.format(effective)) "
+                    + "that neither the owner's recovery key nor two devices it certified approved: not before \(Timestamp.format(effective)) "
                     + "(the grant service applied it before its security delay ran out)")
         }
     }

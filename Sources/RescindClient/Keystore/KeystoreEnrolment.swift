@@ -8,16 +8,18 @@ import RescindProtocol
 /// adds its record cache on top.
 public enum KeystoreEnrolment {
     /// Registers a new user whose first device is this one, writes the keystore, then escrows
-    /// the keys to `recoveryKey` (`KeyBackup`).
+    /// the keys to `recoveryKey` (`KeyBackup`) and certifies this device's key with it
+    /// (`DeviceCertificate`).
     /// - Parameter recoveryKey: registered with the user (its public half); never stored here.
-    /// - Returns: with `keyBackupError` set when the identity and keystore were made but the backup
-    ///   was not stored (the words still stand for the user; `rescind identity backup` stores it).
+    /// - Returns: with `recoverySetupErrors` naming what was not done when the identity and keystore
+    ///   were made but the backup or the certificate was not stored (the words still stand for the
+    ///   user; `rescind identity backup` and `rescind identity certify` finish it).
     /// - Throws: `AgentError` `.alreadyEnrolled` when the directory holds a keystore or a cache.
     @discardableResult
     public static func registerNewUser(
         displayName: String, deviceName: String, deviceKind: DeviceKind? = nil, role: DeviceRole = .agent,
         recoveryKey: RecoveryKey? = nil, configuration: AgentConfiguration
-    ) async throws -> (userID: UUID, deviceID: UUID, keyBackupError: String?) {
+    ) async throws -> (userID: UUID, deviceID: UUID, recoverySetupErrors: [String]) {
         try refuseIfEnrolled(configuration)
         let keys = UserKeys.generate()
         let deviceKey = Ed25519.PrivateKey()
@@ -28,15 +30,20 @@ public enum KeystoreEnrolment {
                 tls: configuration.tls)
         }
         try await install(userKeys: keys, deviceID: session.deviceID, deviceKey: deviceKey, configuration: configuration)
-        var keyBackupError: String?
+        var unfinished: [String] = []
         if let recoveryKey {
             do {
                 try await GrantServiceCall.run { try await session.storeKeyBackup(with: recoveryKey) }
             } catch {
-                keyBackupError = "\(error)"
+                unfinished.append("your keys were not escrowed to the recovery key (\(error)); run rescind identity backup --recovery")
+            }
+            do {
+                try await GrantServiceCall.run { try await session.certifyThisDevice(with: recoveryKey) }
+            } catch {
+                unfinished.append("this device was not certified by the recovery key (\(error)); run rescind identity certify --recovery")
             }
         }
-        return (keys.userID, session.deviceID, keyBackupError)
+        return (keys.userID, session.deviceID, unfinished)
     }
 
     /// Writes the keystore for keys the caller already holds, for a device already registered

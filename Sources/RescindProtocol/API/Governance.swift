@@ -157,6 +157,21 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /v1/governance/operations/{id}/approve` from a device, with an optional body: the
+/// approving device's `DeviceApproval` of an identity rotation. With the one of the device that
+/// began it, two certified devices agree, and the rotation takes effect at once.
+public struct GovernanceApproval: Codable, Sendable, Equatable {
+    public var deviceApproval: DeviceApproval?
+
+    public init(deviceApproval: DeviceApproval? = nil) {
+        self.deviceApproval = deviceApproval
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deviceApproval = "device_approval"
+    }
+}
+
 /// A user's governed operations, newest first.
 public struct GovernedOperationList: Codable, Sendable, Equatable {
     public var operations: [GovernedOperation]

@@ -61,16 +61,22 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
     /// once (`KeyHistoryVerifier`); without it, not before `KeyStatement.minimumDelay` after
     /// `issued_at`. Added by the service from the approval; kept with the rotation.
     public var recoverySignature: Data?
+    /// Certified devices of the user agreeing to the rotation (`DeviceApproval`): the device that
+    /// began it and one that approved it. Two whose keys differ, both certified by the recovery key
+    /// a family member's history names, make the rotation as good as the recovery key's signature
+    /// for that family member's `rekey` (`isCoSigned`). Kept with the rotation.
+    public var deviceApprovals: [DeviceApproval]?
 
     public init(
         statement: IdentityRotationStatement, previousKeySignature: Data, newKeySignature: Data, recoveryBinding: Data? = nil,
-        recoverySignature: Data? = nil
+        recoverySignature: Data? = nil, deviceApprovals: [DeviceApproval]? = nil
     ) {
         self.statement = statement
         self.previousKeySignature = previousKeySignature
         self.newKeySignature = newKeySignature
         self.recoveryBinding = recoveryBinding
         self.recoverySignature = recoverySignature
+        self.deviceApprovals = deviceApprovals
     }
 
     enum CodingKeys: String, CodingKey {
@@ -79,6 +85,7 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
         case newKeySignature = "new_key_signature"
         case recoveryBinding = "recovery_binding"
         case recoverySignature = "recovery_signature"
+        case deviceApprovals = "device_approvals"
     }
 }
 

@@ -128,10 +128,14 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
     /// Per family member, the last key and change-feed position the device fetched
     /// (`DeviceSyncState`): what it could hold. In `GET /v1/devices` only (absent elsewhere).
     public var familyMembers: [DeviceSyncState]?
+    /// The recovery key's certificate of the device's key, if the recovery words made one
+    /// (`DeviceCertificate`): what the device attaches to its approvals.
+    public var certificate: DeviceCertificate?
 
     public init(
         deviceID: UUID, userID: UUID, name: String, kind: DeviceKind? = nil, role: DeviceRole = .agent, signingPublicKey: Data,
-        registeredAt: Date, lastUsedAt: Date? = nil, retiredAt: Date? = nil, familyMembers: [DeviceSyncState]? = nil
+        registeredAt: Date, lastUsedAt: Date? = nil, retiredAt: Date? = nil, familyMembers: [DeviceSyncState]? = nil,
+        certificate: DeviceCertificate? = nil
     ) {
         self.deviceID = deviceID
         self.userID = userID
@@ -143,6 +147,7 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         self.lastUsedAt = lastUsedAt
         self.retiredAt = retiredAt
         self.familyMembers = familyMembers
+        self.certificate = certificate
     }
 
     enum CodingKeys: String, CodingKey {
@@ -156,6 +161,7 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         case lastUsedAt = "last_used_at"
         case retiredAt = "retired_at"
         case familyMembers = "family_members"
+        case certificate
     }
 }
 

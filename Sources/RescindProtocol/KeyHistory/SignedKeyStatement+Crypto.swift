@@ -68,6 +68,22 @@ extension IdentityRotation {
         else { return false }
         return key.isValidSignature([UInt8](signature), for: input)
     }
+
+    /// How many certified devices must agree for a rotation to count as approved at once.
+    public static let coSigningDevices = 2
+
+    /// Whether `coSigningDevices` devices with different keys, each certified by `recoveryKey` for
+    /// the rotation's user, approved the statement (`deviceApprovals`); false without a recovery key.
+    public func isCoSigned(by recoveryKey: Data?) -> Bool {
+        guard let approvals = deviceApprovals, let input = try? statement.signingInput() else { return false }
+        return approvals.certifiedKeys(for: input, recoveryKey: recoveryKey, userID: statement.userID).count >= Self.coSigningDevices
+    }
+
+    /// Whether the owner's family members follow the rotation at once: the recovery key `recoveryKey`
+    /// approved it, or two devices it certified did.
+    public func isApprovedAtOnce(under recoveryKey: Data?) -> Bool {
+        hasValidRecoverySignature(by: recoveryKey) || isCoSigned(by: recoveryKey)
+    }
 }
 
 extension KeyStatement {
