@@ -36,24 +36,35 @@ extension UserSession {
         return DeviceApproval(approving: statement, certificate: certificate, deviceKey: key)
     }
 
-    /// Approves, from this device, an operation another device of my user began. A rotation is
-    /// signed with this device's certified key too (when it has a certificate), after checking that
-    /// it starts from my current identity key and is signed by it and the new one: with the
+    /// Approves, from this device, an operation another device of my user began. A rotation or a
+    /// transfer is signed with this device's certified key too (when it has a certificate), after
+    /// checking that it is what the operation shows, signed by my current identity key: with the
     /// beginning device's approval, it then takes effect at once.
     /// - Throws: `AgentError` `.serviceRefused` for an operation the service does not list, or a
-    ///   rotation that is not from my current key (nothing is signed); `GrantServiceError` as the
-    ///   service answers.
+    ///   statement not signed by my current key or saying otherwise (nothing is signed);
+    ///   `GrantServiceError` as the service answers.
     public func approve(_ operationID: UUID) async throws -> GovernedOperation {
         guard let operation = try await client.governedOperations().first(where: { $0.operationID == operationID }) else {
             throw AgentError(.serviceRefused, "the grant service lists no operation \(operationID.uuidString.lowercased()) of yours")
         }
-        guard let rotation = operation.rotation else { return try await client.approveOperation(operationID) }
-        guard rotation.statement.userID == keys.userID, rotation.hasValidSignatures(),
-            rotation.statement.previousIdentityPublicKey == Data(keys.identityKey.publicKey.rawRepresentation)
-        else {
-            throw AgentError(.serviceRefused, "the grant service listed a rotation not signed from your current identity key; nothing was signed")
+        let myKey = Data(keys.identityKey.publicKey.rawRepresentation)
+        let statement: [UInt8]
+        if let rotation = operation.rotation {
+            guard rotation.statement.userID == keys.userID, rotation.hasValidSignatures(), rotation.statement.previousIdentityPublicKey == myKey else {
+                throw AgentError(.serviceRefused, "the grant service listed a rotation not signed from your current identity key; nothing was signed")
+            }
+            statement = try rotation.statement.signingInput()
+        } else if let transfer = operation.transfer {
+            guard let signed = transfer.statement, signed.statement.kind == .transfer, signed.hasValidSignature(),
+                signed.statement.signerIdentityKey == myKey, signed.statement.ownerUserID == keys.userID,
+                signed.statement.familyMemberID == transfer.familyMemberID, signed.statement.newOwner?.userID == transfer.newOwnerUserID
+            else {
+                throw AgentError(.serviceRefused, "the grant service listed a transfer whose statement is not yours or says otherwise; nothing was signed")
+            }
+            statement = try signed.statement.signingInput()
+        } else {
+            return try await client.approveOperation(operationID)
         }
-        let approval = try await deviceApproval(of: try rotation.statement.signingInput())
-        return try await client.approveOperation(operationID, deviceApproval: approval)
+        return try await client.approveOperation(operationID, deviceApproval: try await deviceApproval(of: statement))
     }
 }

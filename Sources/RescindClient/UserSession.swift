@@ -179,9 +179,13 @@ public struct UserSession: Sendable {
             after: verified.entry, kind: .transfer, holders: verified.entry.head.statement.holders,
             newOwner: KeyStatement.NewOwner(userID: newOwnerUserID, identityPublicKey: newOwner.identityPublicKey),
             delay: KeyStatement.minimumDelay)
-        let operation = try await client.transferOwnership(familyMemberID, to: newOwnerUserID, statement: statement)
+        var signed = statement
+        // This device's certified approval, if it has a certificate: a second certified device's then
+        // makes the transfer immediate.
+        signed.deviceApprovals = try await deviceApproval(of: try statement.statement.signingInput()).map { [$0] }
+        let operation = try await client.transferOwnership(familyMemberID, to: newOwnerUserID, statement: signed)
         // What a recovery key may be asked to sign next: only the statement made here.
-        guard operation.transfer?.statement == statement else {
+        guard operation.transfer?.statement == signed else {
             throw GrantServiceError(
                 status: 502, code: "unexpected_answer", message: "the grant service answered with another transfer than the one signed here")
         }

@@ -23,6 +23,8 @@ import Testing
             let statements = try await adultB.client.keyStatements(emma, after: 0).statements
             #expect(statements.map(\.statement.kind) == [.create, .grant, .grant, .revoke, .transfer, .adopt, .rekey])
             #expect(statements.last?.rotation?.recoverySignature != nil, "a rekey is served with the rotation the words approved")
+            // Each was begun on a device its user's words certified, with its approval.
+            #expect(statements[4].deviceApprovals?.count == 1 && statements.last?.rotation?.deviceApprovals?.count == 1)
             let validator = try JSONSchemaValidator.load(KeyStatement.schema)
             for statement in statements {
                 let problems = try validator.problems(try CanonicalJSON.encode(statement))

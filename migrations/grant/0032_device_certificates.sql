@@ -9,3 +9,7 @@ ALTER TABLE devices ADD COLUMN certificate bytea;
 -- devices let verifiers move a family member to the new key at once, as the recovery key's
 -- signature does.
 ALTER TABLE identity_rotations ADD COLUMN device_approvals bytea;
+
+-- The same for a `transfer` statement: its device approvals, outside the statement's hash like its
+-- recovery key's signature; two from different certified devices make it take effect at once.
+ALTER TABLE key_statements ADD COLUMN device_approvals bytea;

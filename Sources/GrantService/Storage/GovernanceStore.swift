@@ -32,10 +32,7 @@ struct GovernanceStore: Sendable {
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
             try await IdentityRotationStore.check(rotation.statement, on: connection)
             if let approvals = rotation.deviceApprovals {
-                guard approvals.count == 1 else {
-                    throw APIError.unprocessable("invalid_field", "device_approvals: a rotation is begun with the beginning device's approval alone")
-                }
-                try await Self.checkApproval(approvals[0], of: try rotation.statement.signingInput(), by: caller, on: connection)
+                try await Self.checkBeginningApproval(approvals, of: try rotation.statement.signingInput(), by: caller, on: connection)
             }
             if rotation.recoveryBinding != nil {
                 let recoveryKey = try await connection.query(
@@ -66,6 +63,9 @@ struct GovernanceStore: Sendable {
         try await families.checkTransfer(transfer, from: caller.userID)
         return try await pool.transaction { connection in
             try await Self.lockGoverningDevice(caller.deviceID, of: caller.userID, on: connection)
+            if let signed = transfer.statement, let approvals = signed.deviceApprovals {
+                try await Self.checkBeginningApproval(approvals, of: try signed.statement.signingInput(), by: caller, on: connection)
+            }
             return try await insert(
                 .transferOwnership, subject: transfer.familyMemberID, body: try CanonicalJSON.encode(transfer), by: caller,
                 notBefore: notBefore, on: connection)
@@ -169,10 +169,12 @@ struct GovernanceStore: Sendable {
     func approve(_ operationID: UUID, by caller: AuthenticatedDevice, deviceApproval: DeviceApproval? = nil) async throws -> GovernedOperation {
         try await pool.transaction { connection in
             var operation = try await Self.lockForDecision(operationID, by: caller, on: connection)
-            guard operation.kind != .transferOwnership else { throw Self.transferNeedsRecoveryKey }
+            if operation.kind == .transferOwnership {
+                return try await approveTransfer(operation, by: caller, deviceApproval: deviceApproval, on: connection)
+            }
             if let deviceApproval {
                 guard var rotation = operation.rotation else {
-                    throw APIError.unprocessable("invalid_field", "device_approval is for approving an identity rotation only")
+                    throw APIError.unprocessable("invalid_field", "device_approval is for approving an identity rotation or ownership transfer only")
                 }
                 try await Self.checkApproval(deviceApproval, of: try rotation.statement.signingInput(), by: caller, on: connection)
                 rotation.deviceApprovals = (rotation.deviceApprovals ?? []) + [deviceApproval]
@@ -199,6 +201,38 @@ struct GovernanceStore: Sendable {
         }
     }
 
+    /// A second device approving a transfer: only with its certified approval, which with the
+    /// beginning device's makes two certified by the recovery key the family member's history names
+    /// (what every verifier checks); the transfer then takes effect at once. Otherwise refused, and
+    /// nothing kept: every device holds the owner key, so a device's word alone is no approval.
+    private func approveTransfer(
+        _ operation: GovernedOperation, by caller: AuthenticatedDevice, deviceApproval: DeviceApproval?, on connection: PostgresConnection
+    ) async throws -> GovernedOperation {
+        guard let deviceApproval, var transfer = operation.transfer, var signed = transfer.statement else { throw Self.transferNeedsRecoveryKey }
+        let input = try signed.statement.signingInput()
+        try await Self.checkApproval(deviceApproval, of: input, by: caller, on: connection)
+        signed.deviceApprovals = (signed.deviceApprovals ?? []) + [deviceApproval]
+        guard signed.isApprovedAtOnce(under: try await KeyStatementStore.ownerRecoveryKey(transfer.familyMemberID, on: connection)) else {
+            throw Self.transferNeedsRecoveryKey
+        }
+        transfer.statement = signed
+        var approved = operation
+        approved.transfer = transfer
+        try await connection.execute(
+            "UPDATE governed_operations SET body = \(PostgresJSON(bytes: [UInt8](try CanonicalJSON.encode(transfer)))) WHERE operation_id = \(operation.operationID)")
+        return try await apply(approved, decidedBy: .device, device: caller.deviceID, on: connection)
+    }
+
+    /// The beginning device's own approval, alone (`checkApproval`).
+    private static func checkBeginningApproval(
+        _ approvals: [DeviceApproval], of statement: [UInt8], by caller: AuthenticatedDevice, on connection: PostgresConnection
+    ) async throws {
+        guard approvals.count == 1 else {
+            throw APIError.unprocessable("invalid_field", "device_approvals: an operation is begun with the beginning device's approval alone")
+        }
+        try await checkApproval(approvals[0], of: statement, by: caller, on: connection)
+    }
+
     /// Checks that `approval` is the calling device's own, over `statement`, with a certificate of
     /// its registered key by the user's current recovery key.
     /// - Throws: 422 `bad_signature` otherwise.
@@ -222,12 +256,13 @@ struct GovernanceStore: Sendable {
     }
 
     /// Every device holds the owner key, so a second device's word is nothing a verifier of the
-    /// family member's history could tell from the thief's: a transfer is approved by time or
-    /// by the recovery key, whose signature the history carries.
+    /// family member's history could tell from the thief's: a transfer is approved by time, by the
+    /// recovery key, or by two devices it certified, whose signatures the history carries.
     static let transferNeedsRecoveryKey = APIError(
         .conflict, "recovery_key_required",
         "an ownership transfer takes effect after its security delay, or at once with the recovery key "
-            + "(rescind identity approve OP --words-file FILE); another device can veto it, not approve it")
+            + "(rescind identity approve OP --words-file FILE), or approved here when this device and the one that began it "
+            + "are both certified by the recovery key its history names (rescind identity certify); otherwise another device can veto it, not approve it")
 
     /// A veto: the operation never takes effect, and the device that began it is frozen.
     func veto(_ operationID: UUID, by caller: AuthenticatedDevice) async throws -> GovernedOperation {

@@ -113,6 +113,6 @@ struct IdentityRotationStore: Sendable {
                 userID: userID, generation: generation, previousIdentityPublicKey: previous,
                 identityPublicKey: identity, agreementPublicKey: agreement, issuedAt: issuedAt),
             previousKeySignature: previousSignature, newKeySignature: newSignature, recoverySignature: recoverySignature,
-            deviceApprovals: try approvals.map { try CanonicalJSON.decoder().decode([DeviceApproval].self, from: $0) })
+            deviceApprovals: try approvals.map { try CanonicalJSON.decode([DeviceApproval].self, from: $0) })
     }
 }

@@ -184,7 +184,7 @@ struct IdentityStore: Sendable {
         return DeviceResponse(
             deviceID: id, userID: user, name: name, kind: kind.flatMap(DeviceKind.init(rawValue:)),
             role: DeviceRole(rawValue: role) ?? .agent, signingPublicKey: key, registeredAt: registered, lastUsedAt: lastUsed,
-            retiredAt: retired, certificate: try certificate.map { try CanonicalJSON.decoder().decode(DeviceCertificate.self, from: $0) })
+            retiredAt: retired, certificate: try certificate.map { try CanonicalJSON.decode(DeviceCertificate.self, from: $0) })
     }
 
     /// Keeps the recovery key's certificate of the calling device, which also vouches for it: a

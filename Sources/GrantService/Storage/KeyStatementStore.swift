@@ -34,15 +34,17 @@ struct KeyStatementStore: Sendable {
     static func list(_ familyMemberID: UUID, after seq: Int, on connection: PostgresConnection) async throws -> [SignedKeyStatement] {
         var statements = try await connection.query(
             """
-            SELECT body, signature, new_owner_signature, recovery_signature FROM key_statements
+            SELECT body, signature, new_owner_signature, recovery_signature, device_approvals FROM key_statements
             WHERE family_member_id = \(familyMemberID) AND seq > \(seq)
             ORDER BY seq LIMIT \(pageLimit)
             """
         ).map { row in
-            let (body, signature, newOwnerSignature, recoverySignature) = try row.decode(Data.self, Data.self, Data?.self, Data?.self)
+            let (body, signature, newOwnerSignature, recoverySignature, approvals) = try row.decode(
+                Data.self, Data.self, Data?.self, Data?.self, Data?.self)
             return SignedKeyStatement(
                 statement: try CanonicalJSON.decode(KeyStatement.self, from: body), signature: signature,
-                newOwnerSignature: newOwnerSignature, recoverySignature: recoverySignature)
+                newOwnerSignature: newOwnerSignature, recoverySignature: recoverySignature,
+                deviceApprovals: try approvals.map { try CanonicalJSON.decode([DeviceApproval].self, from: $0) })
         }
         // A rekey is served with the identity rotation it follows, which verifiers hold it to.
         for index in statements.indices where statements[index].statement.kind == .rekey {
@@ -144,10 +146,11 @@ struct KeyStatementStore: Sendable {
         try await connection.execute(
             """
             INSERT INTO key_statements
-                (family_member_id, seq, fmk_version, kind, body, signature, hash, new_owner_signature, recovery_signature)
+                (family_member_id, seq, fmk_version, kind, body, signature, hash, new_owner_signature, recovery_signature,
+                 device_approvals)
             VALUES (\(familyMemberID), \(signed.statement.seq), \(signed.statement.fmkVersion),
                     \(signed.statement.kind.rawValue), \(body), \(signed.signature), \(try signed.hash()),
-                    \(signed.newOwnerSignature), \(signed.recoverySignature))
+                    \(signed.newOwnerSignature), \(signed.recoverySignature), \(try signed.deviceApprovals.map { try CanonicalJSON.encode($0) }))
             """)
     }
 

@@ -42,11 +42,13 @@ extension IdentityCommand {
             discussion: """
                 From this device: only a device that was yours before the operation began may approve
                 it (a device enrolled by another device governs a security delay after its enrolment).
-                With the recovery words (--words-file, --recovery) any operation of yours, and an
-                ownership transfer only so: every device holds the owner key, so the family member's
-                key history takes the transfer early only with the recovery key's signature. For the
-                same reason an identity rotation approved by a device takes effect an hour after it
-                began (the family members you own follow the new key from then on), with the words at once.
+                With the recovery words (--words-file, --recovery) any operation of yours, at once.
+                Every device holds your identity key, so a device's word alone is nothing the
+                family members' key histories can tell from a thief's: an identity rotation approved
+                by a device takes effect an hour after it began, and an ownership transfer needs the
+                words — unless this device and the one that began it are both certified by your
+                recovery words (rescind identity certify): each signs with its own key, and it takes
+                effect at once.
 
                 Examples:
                   rescind identity approve 3c9d…

@@ -12,12 +12,14 @@ import RescindProtocol
 ///   key belongs to, has the next sequence number and names the previous statement's hash; a
 ///   `rekey` is signed by the new key as well;
 /// - a `transfer` is signed by the owner's recovery key as well (the key the owner's `create` or
-///   `adopt` statement named), or it names a `not_before` at least `KeyStatement.minimumDelay`
+///   `adopt` statement named) or approved by two devices that key certified (`DeviceApproval`),
+///   or it names a `not_before` at least `KeyStatement.minimumDelay`
 ///   after it was issued and this client's clock has passed it (`ungoverned_change`): the security
 ///   delay is the verifier's to enforce, so a grant service that applies a pending transfer early
 ///   — or one a veto stopped — changes no client's idea of who owns the family member;
 /// - a `rekey` carries the owner's identity rotation to its new key, which that recovery key
-///   approved or which began `KeyStatement.minimumDelay` ago by this client's clock (`ungoverned_change`);
+///   approved (itself, or through two devices it certified) or which began
+///   `KeyStatement.minimumDelay` ago by this client's clock (`ungoverned_change`);
 /// - versions: `create` is v1 (and only seq 1), `revoke` moves one up, the rest keep it;
 /// - the chain never goes below the head verified before (`rollback`) and always extends it (`fork`);
 /// - the wrapped key is at the head's version (`stale_version`), names me as a holder
@@ -151,11 +153,11 @@ public enum KeyHistoryVerifier {
             if statement.kind == .rekey {
                 try checkRekeyGoverned(signed, after: previous, now: now, fail: fail)
             }
-            if statement.kind == .transfer, !signed.hasValidRecoverySignature(by: previous.ownerRecoveryKey) {
+            if statement.kind == .transfer, !signed.isApprovedAtOnce(under: previous.ownerRecoveryKey) {
                 guard let notBefore = statement.notBefore,
                     notBefore.timeIntervalSince(statement.issuedAt) >= KeyStatement.minimumDelay
                 else {
-                    throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) names no security delay and is not signed by the owner's recovery key")
+                    throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) names no security delay and is approved neither by the owner's recovery key nor by two devices it certified")
                 }
                 guard notBefore <= now.addingTimeInterval(KeyStatement.clockTolerance) else {
                     throw fail(.ungovernedChange, statement.seq, "statement \(statement.seq) (transfer) takes effect at \(Timestamp.format(notBefore)), not yet: the grant service applied it before its security delay ran out")

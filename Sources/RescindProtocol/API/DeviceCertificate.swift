@@ -109,8 +109,17 @@ public struct DeviceApproval: Codable, Sendable, Equatable {
 }
 
 extension [DeviceApproval] {
+    /// How many certified devices must agree for a governed statement to count at once.
+    public static let coSigningDevices = 2
+
     /// The distinct device keys among the approvals that hold (`DeviceApproval.isValid`).
     public func certifiedKeys(for statement: [UInt8], recoveryKey: Data?, userID: UUID) -> Set<Data> {
         Set(filter { $0.isValid(for: statement, recoveryKey: recoveryKey, userID: userID) }.map(\.certificate.devicePublicKey))
+    }
+
+    /// Whether `coSigningDevices` devices with different keys, certified by `recoveryKey` for
+    /// `userID`, approved `statement`: one device's files, a thief's copy, hold one such key.
+    public func coSign(_ statement: [UInt8], recoveryKey: Data?, userID: UUID) -> Bool {
+        certifiedKeys(for: statement, recoveryKey: recoveryKey, userID: userID).count >= Self.coSigningDevices
     }
 }

@@ -157,20 +157,27 @@ public struct SignedKeyStatement: Codable, Sendable, Equatable {
     /// `minimumDelay` old by its own clock, or at once when the owner's recovery key signed the
     /// rotation — so a service that applies a thief's rotation early moves no family member.
     public var rotation: IdentityRotation?
+    /// A `transfer` only: certified devices of the owner agreeing to it (`DeviceApproval`), the one
+    /// that began it and one that approved it. Two whose keys differ, certified by the recovery key
+    /// the history names, make the transfer take effect at once, as that key's own signature does.
+    /// Outside the statement's hash.
+    public var deviceApprovals: [DeviceApproval]?
 
     public init(
         statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil, recoverySignature: Data? = nil,
-        rotation: IdentityRotation? = nil
+        rotation: IdentityRotation? = nil, deviceApprovals: [DeviceApproval]? = nil
     ) {
         self.statement = statement
         self.signature = signature
         self.newOwnerSignature = newOwnerSignature
         self.recoverySignature = recoverySignature
         self.rotation = rotation
+        self.deviceApprovals = deviceApprovals
     }
 
     enum CodingKeys: String, CodingKey {
         case statement, signature, newOwnerSignature = "new_owner_signature", recoverySignature = "recovery_signature", rotation
+        case deviceApprovals = "device_approvals"
     }
 }
 

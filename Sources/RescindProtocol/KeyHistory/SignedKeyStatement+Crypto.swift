@@ -35,6 +35,15 @@ extension SignedKeyStatement {
         return key.isValidSignature([UInt8](signature), for: input)
     }
 
+    /// Whether a `transfer` takes effect before its `not_before`: `recoveryKey` (the owner's, as the
+    /// history names it) signed it, or two devices it certified approved it.
+    public func isApprovedAtOnce(under recoveryKey: Data?) -> Bool {
+        guard statement.kind == .transfer else { return false }
+        if hasValidRecoverySignature(by: recoveryKey) { return true }
+        guard let approvals = deviceApprovals, let input = try? statement.signingInput() else { return false }
+        return approvals.coSign(input, recoveryKey: recoveryKey, userID: statement.ownerUserID)
+    }
+
     /// Whether the signature verifies with the key the statement names as its signer.
     public func hasValidSignature() -> Bool {
         guard let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](statement.signerIdentityKey)),
@@ -69,14 +78,11 @@ extension IdentityRotation {
         return key.isValidSignature([UInt8](signature), for: input)
     }
 
-    /// How many certified devices must agree for a rotation to count as approved at once.
-    public static let coSigningDevices = 2
-
-    /// Whether `coSigningDevices` devices with different keys, each certified by `recoveryKey` for
-    /// the rotation's user, approved the statement (`deviceApprovals`); false without a recovery key.
+    /// Whether two devices with different keys, each certified by `recoveryKey` for the rotation's
+    /// user, approved the statement (`deviceApprovals`); false without a recovery key.
     public func isCoSigned(by recoveryKey: Data?) -> Bool {
         guard let approvals = deviceApprovals, let input = try? statement.signingInput() else { return false }
-        return approvals.certifiedKeys(for: input, recoveryKey: recoveryKey, userID: statement.userID).count >= Self.coSigningDevices
+        return approvals.coSign(input, recoveryKey: recoveryKey, userID: statement.userID)
     }
 
     /// Whether the owner's family members follow the rotation at once: the recovery key `recoveryKey`

@@ -37,7 +37,7 @@ public struct JSONSchemaValidator: @unchecked Sendable {
     }
 
     private static let understood: Set<String> = [
-        "$schema", "$id", "$ref", "title", "description", "type", "const", "enum", "required", "properties",
+        "$schema", "$id", "$ref", "$defs", "title", "description", "type", "const", "enum", "required", "properties",
         "additionalProperties", "items", "minimum", "pattern", "format", "allOf", "oneOf", "if", "then",
         "maximum", "minLength", "maxLength", "maxItems", "maxProperties", "propertyNames",
         // Annotations only.
