@@ -25,6 +25,8 @@ let usage = """
                                                    unless approved (F: the recovery words); FILE: for the user's other devices
            rescind-agent pending                   changes to who the user is that wait for the security delay
            rescind-agent veto OP | approve OP      veto (freezing the device that began it) or approve one begun elsewhere
+           rescind-agent certify --words-file F    the recovery words (F) certify this device's key: its approval then
+                                                   makes a rotation or transfer begun on another certified device immediate
            rescind-agent update-identity --bundle FILE         take the keys another device of the user rotated to
            rescind-agent change-passphrase                     re-protect the keystore (new: RESCIND_AGENT_NEW_PASSPHRASE[_FILE]
                                                                or RESCIND_AGENT_NEW_KEY_FILE); keys and cache unchanged
@@ -45,7 +47,7 @@ struct RescindAgent: ParsableCommand {
         subcommands: [
             RunCommand.self, SyncCommand.self, StatusCommand.self, AtRestCommand.self, ExportBackupCommand.self, EnrolCommand.self, ProvisionDeviceCommand.self,
             RotateIdentityCommand.self, UpdateIdentityCommand.self, ChangePassphraseCommand.self, PendingCommand.self,
-            VetoCommand.self, ApproveCommand.self,
+            VetoCommand.self, ApproveCommand.self, CertifyCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )
@@ -280,7 +282,7 @@ struct VetoCommand: AgentSubcommand {
 struct ApproveCommand: AgentSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "approve",
-        abstract: "Approve an operation another device of the user began: it takes effect now (an identity rotation an hour after it began, unless both devices are certified).")
+        abstract: "Approve an operation another device of the user began: it takes effect now (an identity rotation an hour after it began, and a transfer not at all, unless both devices are certified).")
 
     @Argument(transform: OperationID.parse) var operation: UUID
 
@@ -289,6 +291,20 @@ struct ApproveCommand: AgentSubcommand {
         let decided = try await session.approve(operation)
         print("operation \(decided.operationID.uuidString.lowercased()) \(decided.state.rawValue)")
         if decided.state == .pending { print("takes effect at \(Timestamp.format(decided.effectiveAt)) unless vetoed") }
+    }
+}
+
+struct CertifyCommand: AgentSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "certify", abstract: "The recovery words certify this device's key (its approvals then count beside another certified device's).")
+
+    @Option(name: .customLong("words-file")) var wordsFile: String
+
+    func execute() async throws {
+        let key = try RecoveryKey(wordsFile: wordsFile)
+        let session = try await DeviceIdentity.session(configuration: try AgentEnvironment().configuration)
+        try await session.certifyThisDevice(with: key)
+        print("device \(session.deviceID.uuidString.lowercased()) certified by the recovery key")
     }
 }
 
