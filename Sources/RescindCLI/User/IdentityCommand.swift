@@ -246,8 +246,10 @@ struct IdentityCommand: AsyncParsableCommand {
             abstract: "Certify this device's key with your recovery words, so its word counts at once beside another certified device's.",
             discussion: """
                 Your recovery words sign this device's own key, and the grant service keeps the
-                certificate (it cannot make one). An identity rotation begun on one certified device
-                and approved on another (rescind identity approve OP) then takes effect at once,
+                certificate (it cannot make one). An identity rotation or an ownership transfer begun
+                on one certified device and approved on another (rescind identity approve OP, or
+                rescind-agent approve OP on an agent certified with rescind-agent certify) then
+                takes effect at once,
                 and every client that checks your family members' histories can tell it was two of
                 your devices: a thief holding one device's files holds one certified key. Run it on
                 each device you keep; `identity create` and `identity recover --enrol` certify the
