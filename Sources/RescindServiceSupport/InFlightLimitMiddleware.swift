@@ -16,7 +16,7 @@ public struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware
     public let exempt: Set<String>
     /// Which requests this bound counts (the others pass uncounted): a second, smaller bound
     /// on one kind of request (the grant service's anonymous ones) beside the bound on all.
-    private let counts: @Sendable (Request) -> Bool
+    private let counts: @Sendable (Request, Context) -> Bool
     private let counter = Counter()
     private let changed: @Sendable (Int) -> Void
     private let shed: @Sendable () -> Void
@@ -26,7 +26,7 @@ public struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware
     ///   - changed: told the number in flight after every change (a gauge).
     ///   - shed: told every refusal (a counter).
     public init(
-        limit: Int, exempt: Set<String> = [], counts: @escaping @Sendable (Request) -> Bool = { _ in true },
+        limit: Int, exempt: Set<String> = [], counts: @escaping @Sendable (Request, Context) -> Bool = { _, _ in true },
         changed: @escaping @Sendable (Int) -> Void = { _ in }, shed: @escaping @Sendable () -> Void = {}
     ) {
         self.limit = limit
@@ -41,7 +41,7 @@ public struct InFlightLimitMiddleware<Context: RequestContext>: RouterMiddleware
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if exempt.contains(request.uri.path) || !counts(request) { return try await next(request, context) }
+        if exempt.contains(request.uri.path) || !counts(request, context) { return try await next(request, context) }
         let admitted = counter.value.withLock { count -> Int? in
             guard count < limit else { return nil }
             count += 1

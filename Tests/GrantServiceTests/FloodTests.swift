@@ -119,6 +119,43 @@ import Testing
         }
     }
 
+    /// A botnet: forty addresses, each far inside its own budget, ask challenges for an honest
+    /// device's id and send junk answers. Promised: the service's budgets of every address
+    /// together refuse all but their burst (429, counted as `challenges` and `tokens`); the
+    /// honest phone, whose token is live, renews it again and again in its own lane; a cold
+    /// sign-in meets the spent budget like the flood (the stated price: a device without a live
+    /// token waits for `Retry-After`).
+    @Test func signInFloodsFromManyAddressesMeetTheServicesBudgetAndRenewalsPass() async throws {
+        try await GrantServiceHarness.with({
+            $0.limits.trustedProxies = ["127.0.0.1"]
+            $0.limits.challenges = Self.budget(6)
+            $0.limits.tokens = Self.budget(6)
+        }) { service in
+            let phone = try await AuthenticationTests.device(service, "Adult A")
+            _ = try await phone.session.client.bearerToken()
+            let refusedBefore = try await Self.metric(service, #"rescind_requests_rate_limited_total{limit="challenges"}"#)
+            var challenges: [Int: Int] = [:]
+            var tokens: [Int: Int] = [:]
+            for host in 1...40 {
+                let address = "198.18.2.\(host)"
+                let challenge = try await Self.send(service, "POST", "v1/auth/challenge", from: address, json: ChallengeRequest(deviceID: phone.id))
+                challenges[challenge.status, default: 0] += 1
+                if challenge.status == 429 { Self.expectRateLimited(challenge) }
+                let junk = TokenRequest(challengeID: UUID(), deviceID: phone.id, signature: Data(repeating: 7, count: 64))
+                tokens[try await Self.send(service, "POST", "v1/auth/token", from: address, json: junk).status, default: 0] += 1
+            }
+            #expect(challenges == [200: 5, 429: 35])
+            #expect(tokens == [401: 5, 429: 35])
+            let refused = try await Self.metric(service, #"rescind_requests_rate_limited_total{limit="challenges"}"#)
+            #expect(refused - refusedBefore == 35)
+
+            for _ in 0..<3 { try await phone.session.client.renewToken() }
+            #expect(try await Self.get(service, "v1/me", token: try await phone.session.client.bearerToken()).status == 200)
+            let cold = phone.session.client.authenticated(as: .init(deviceID: phone.id, signingKey: phone.key))
+            await #expect(throws: GrantServiceError.self) { try await cold.renewToken() }
+        }
+    }
+
     /// Token minting: a client at one address answers challenges with junk as fast as it can.
     /// Promised: 401 while its budget lasts, then 429 without a challenge being spent; the
     /// honest device's token, from its own address, is unaffected.
@@ -238,12 +275,12 @@ import Testing
             "RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE": "3", "RESCIND_GRANT_MAX_IN_FLIGHT": "9",
             "RESCIND_GRANT_TRUSTED_PROXIES": "10.0.0.1, ::ffff:10.0.0.2,2001:db8::1",
         ])
-        #expect(configuration.limits.challengesPerAddress == .perMinute(7))
+        #expect(configuration.limits.challengesPerAddress == .perMinute(7, burstSeconds: 10))
         #expect(configuration.limits.requestsPerDevice == .perMinute(0))
         #expect(configuration.limits.openChallengesPerDevice == 3)
         #expect(configuration.limits.maxInFlight == 9)
         #expect(configuration.limits.trustedProxies == ["10.0.0.1", "10.0.0.2", "2001:db8::1"])
-        #expect(GrantServiceConfiguration().limits.registrationsPerAddress == .perMinute(300))
+        #expect(GrantServiceConfiguration().limits.registrationsPerAddress == .perMinute(300, burstSeconds: 10))
         #expect(throws: (any Error).self) {
             try GrantServiceConfiguration(environment: ["RESCIND_GRANT_TRUSTED_PROXIES": "proxy.internal"])
         }

@@ -116,11 +116,14 @@ public enum GrantServiceApplication {
                     limit: configuration.limits.maxInFlight, changed: { metrics.requestsInFlight.set(to: Double($0)) },
                     shed: { metrics.requestsShed.increment() })
             )
+            .add(middleware: RenewalAuthenticator(identities: identities, limits: limits))
             .add(middleware: AddressRateLimitMiddleware(limits: limits))
             .add(
                 middleware: InFlightLimitMiddleware(
-                    limit: configuration.limits.maxAnonymousInFlight,
-                    counts: { RateLimits.addressBudget(method: $0.method, path: $0.uri.path) != nil },
+                    limit: configuration.anonymousInFlightBound,
+                    counts: { request, context in
+                        context.identity == nil && RateLimits.addressBudget(method: request.method, path: request.uri.path) != nil
+                    },
                     shed: { metrics.requestsShed.increment() })
             )
         let syncStates = DeviceSyncStore(pool: pool)

@@ -98,23 +98,31 @@ public struct GrantServiceConfiguration: Sendable {
 
     /// What one source address, one device or everyone together may ask for, per instance
     /// (429 `rate_limited` with `Retry-After` beyond), and how many requests are handled at once
-    /// (503 `overloaded` beyond). Each `…PerMinute` variable sets a budget of that many requests
-    /// at once, earned back over a minute; `0` refuses every such request. The defaults are far
-    /// above what honest clients ask for (a device signs in once per token lifetime), so that
-    /// many devices behind one address (a household's NAT, a test suite on loopback) never meet them.
+    /// (503 `overloaded` beyond). Each `…PerMinute` variable sets a budget earned back over a
+    /// minute (an anonymous one grants `burstSeconds` of it at once, the others a whole minute's);
+    /// `0` refuses every such request. The per-address and per-device defaults are far above what
+    /// honest clients ask for (a device signs in cold at most once per token lifetime and renews
+    /// in its own lane), so that many devices behind one address (a household's NAT, a test
+    /// suite on loopback) never meet them; the budgets of every address together bound what a
+    /// flood from many addresses makes the service do.
     public struct Limits: Sendable {
         public typealias Rate = RateLimiter.Rate
         /// Registrations (`POST /v1/users`) per source address; `RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE`.
-        public var registrationsPerAddress = Rate.perMinute(300)
+        public var registrationsPerAddress = Rate.perMinute(300, burstSeconds: Self.defaultBurstSeconds)
         /// Registrations from every address together; `RESCIND_GRANT_REGISTRATIONS_PER_MINUTE`.
-        public var registrations = Rate.perMinute(3000)
+        public var registrations = Rate.perMinute(3000, burstSeconds: Self.defaultBurstSeconds)
         /// Authentication challenges per source address; `RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE`.
-        public var challengesPerAddress = Rate.perMinute(1200)
+        public var challengesPerAddress = Rate.perMinute(1200, burstSeconds: Self.defaultBurstSeconds)
+        /// Anonymous authentication challenges from every address together (renewals, sent with a
+        /// live token, spend their device's budget instead); `RESCIND_GRANT_CHALLENGES_PER_MINUTE`.
+        public var challenges = Rate.perMinute(1200, burstSeconds: Self.defaultBurstSeconds)
         /// Token requests (answers to challenges) per source address; `RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE`.
-        public var tokensPerAddress = Rate.perMinute(1200)
+        public var tokensPerAddress = Rate.perMinute(1200, burstSeconds: Self.defaultBurstSeconds)
+        /// Anonymous token requests from every address together; `RESCIND_GRANT_TOKENS_PER_MINUTE`.
+        public var tokens = Rate.perMinute(1200, burstSeconds: Self.defaultBurstSeconds)
         /// Enrolments (`POST /v1/enrolment-challenges`, `POST /v1/devices`) and recovery-key orders
         /// (`/v1/recovery/*`) per source address; `RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE`.
-        public var enrolmentsPerAddress = Rate.perMinute(600)
+        public var enrolmentsPerAddress = Rate.perMinute(600, burstSeconds: Self.defaultBurstSeconds)
         /// Identity operations of one device (enrolment, retirement, identity rotation, invitations);
         /// `RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE`.
         public var identityOperationsPerDevice = Rate.perMinute(300)
@@ -131,18 +139,20 @@ public struct GrantServiceConfiguration: Sendable {
         /// Requests handled at once; `RESCIND_GRANT_MAX_IN_FLIGHT`.
         public var maxInFlight = 512
         /// Of those, requests without credentials (the ones with a per-address budget:
-        /// registration, challenge, token, enrolment, recovery order) handled at once; one more
-        /// is answered 503 `overloaded` with `Retry-After` before its body is read, so an
-        /// anonymous flood from however many addresses never holds more than this many places
-        /// (nor database connections) that authenticated devices need;
-        /// `RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT`.
-        public var maxAnonymousInFlight = 64
-        /// How many seconds of its rate a per-address budget grants at once (registrations,
-        /// challenges, tokens, enrolments per address): 60, a whole minute's budget at once;
-        /// 10, a sixth of it, the rest earned back over the minute. Applied to the
-        /// `…_PER_ADDRESS_PER_MINUTE` variables when they are read;
-        /// `RESCIND_GRANT_ADDRESS_BURST_SECONDS`.
-        public var addressBurstSeconds = 60
+        /// registration, challenge, token, enrolment, recovery order; not renewals) handled at
+        /// once; one more is answered 503 `overloaded` with `Retry-After` before its body is
+        /// read, so an anonymous flood from however many addresses never holds more than this
+        /// many places, nor database connections, that authenticated devices need; `nil`: half
+        /// the database pool (`anonymousInFlightBound`); `RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT`.
+        public var maxAnonymousInFlight: Int?
+        /// How many seconds of its rate an anonymous budget (registrations, challenges, tokens,
+        /// enrolments, per address and in all) grants at once: 10, a sixth of it, the rest earned
+        /// back over the minute, so that a flood meets its refusals within seconds instead of
+        /// being served a minute's budget first; 60, a whole minute's at once. Applied to the
+        /// `…_PER_MINUTE` variables of those budgets when they are read;
+        /// `RESCIND_GRANT_BURST_SECONDS`.
+        public var burstSeconds = Self.defaultBurstSeconds
+        static let defaultBurstSeconds = 10
         /// Peers (reverse proxies, load balancers) whose `X-Forwarded-For` names the client: the
         /// last address in it is the source a limit counts. Any other peer is counted as itself,
         /// whatever it sends; `RESCIND_GRANT_TRUSTED_PROXIES` (comma-separated IP addresses).
@@ -171,6 +181,10 @@ public struct GrantServiceConfiguration: Sendable {
     public var probeInterval: Duration = .seconds(15)
 
     public init() {}
+
+    /// `limits.maxAnonymousInFlight`, or half the database pool (at least one): the other half
+    /// is always left to authenticated devices, whatever the anonymous requests wait for.
+    public var anonymousInFlightBound: Int { limits.maxAnonymousInFlight ?? max(1, database.poolSize / 2) }
 
     /// Reads every `RESCIND_*` variable the grant service knows; unset ones keep their defaults.
     /// - Throws: `ConfigurationError` naming the variable whose value is unusable.
@@ -225,18 +239,18 @@ extension GrantServiceConfiguration {
         func rate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
             .perMinute(try reader.int(name, default: Int(current.perMinute), range: 0...10_000_000))
         }
-        limits.addressBurstSeconds = try reader.int(
-            "RESCIND_GRANT_ADDRESS_BURST_SECONDS", default: limits.addressBurstSeconds, range: 1...60)
-        func addressRate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
-            let perMinute = try reader.int(name, default: Int(current.perMinute), range: 0...10_000_000)
-            return limits.addressBurstSeconds == 60 ? .perMinute(perMinute) : .perMinute(perMinute, burstSeconds: limits.addressBurstSeconds)
+        limits.burstSeconds = try reader.int("RESCIND_GRANT_BURST_SECONDS", default: limits.burstSeconds, range: 1...60)
+        func anonymousRate(_ name: String, _ current: Limits.Rate) throws -> Limits.Rate {
+            .perMinute(try reader.int(name, default: Int(current.perMinute), range: 0...10_000_000), burstSeconds: limits.burstSeconds)
         }
-        limits.registrationsPerAddress = try addressRate(
+        limits.registrationsPerAddress = try anonymousRate(
             "RESCIND_GRANT_REGISTRATIONS_PER_ADDRESS_PER_MINUTE", limits.registrationsPerAddress)
-        limits.registrations = try rate("RESCIND_GRANT_REGISTRATIONS_PER_MINUTE", limits.registrations)
-        limits.challengesPerAddress = try addressRate("RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE", limits.challengesPerAddress)
-        limits.tokensPerAddress = try addressRate("RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE", limits.tokensPerAddress)
-        limits.enrolmentsPerAddress = try addressRate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
+        limits.registrations = try anonymousRate("RESCIND_GRANT_REGISTRATIONS_PER_MINUTE", limits.registrations)
+        limits.challengesPerAddress = try anonymousRate("RESCIND_GRANT_CHALLENGES_PER_ADDRESS_PER_MINUTE", limits.challengesPerAddress)
+        limits.challenges = try anonymousRate("RESCIND_GRANT_CHALLENGES_PER_MINUTE", limits.challenges)
+        limits.tokensPerAddress = try anonymousRate("RESCIND_GRANT_TOKENS_PER_ADDRESS_PER_MINUTE", limits.tokensPerAddress)
+        limits.tokens = try anonymousRate("RESCIND_GRANT_TOKENS_PER_MINUTE", limits.tokens)
+        limits.enrolmentsPerAddress = try anonymousRate("RESCIND_GRANT_ENROLMENTS_PER_ADDRESS_PER_MINUTE", limits.enrolmentsPerAddress)
         limits.identityOperationsPerDevice = try rate(
             "RESCIND_GRANT_IDENTITY_OPERATIONS_PER_DEVICE_PER_MINUTE", limits.identityOperationsPerDevice)
         limits.identityOperationsPerUser = try rate(
@@ -245,8 +259,7 @@ extension GrantServiceConfiguration {
         limits.openChallengesPerDevice = try reader.int(
             "RESCIND_GRANT_OPEN_CHALLENGES_PER_DEVICE", default: limits.openChallengesPerDevice, range: 1...1000)
         limits.maxInFlight = try reader.int("RESCIND_GRANT_MAX_IN_FLIGHT", default: limits.maxInFlight, range: 1...100_000)
-        limits.maxAnonymousInFlight = try reader.int(
-            "RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT", default: limits.maxAnonymousInFlight, range: 1...100_000)
+        limits.maxAnonymousInFlight = try reader.optionalInt("RESCIND_GRANT_MAX_ANONYMOUS_IN_FLIGHT", range: 1...100_000)
         let proxies = reader.string("RESCIND_GRANT_TRUSTED_PROXIES", default: "")
         limits.trustedProxies = try Set(
             proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map {

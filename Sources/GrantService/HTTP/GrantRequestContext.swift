@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RescindObservability
 import RescindProtocol
 import RescindServiceSupport
 
@@ -23,6 +24,15 @@ struct GrantRequestContext: RequestContext {
 
     var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
     var responseEncoder: JSONResponseEncoder { JSONResponseEncoder() }
+
+    /// This context with `identity` set and the log naming the caller.
+    func authenticated(as identity: AuthenticatedDevice) -> GrantRequestContext {
+        var context = self
+        context.identity = identity
+        context.logger[metadataKey: LogKey.userID] = "\(identity.userID)"
+        context.logger[metadataKey: LogKey.deviceID] = "\(identity.deviceID)"
+        return context
+    }
 
     /// The caller, or 401.
     func requireIdentity() throws -> AuthenticatedDevice {

@@ -12,7 +12,9 @@ struct RateLimits: Sendable {
         case registrationsPerAddress = "registrations_per_address"
         case registrations
         case challengesPerAddress = "challenges_per_address"
+        case challenges
         case tokensPerAddress = "tokens_per_address"
+        case tokens
         case enrolmentsPerAddress = "enrolments_per_address"
         case identityOperationsPerDevice = "identity_operations_per_device"
         case identityOperationsPerUser = "identity_operations_per_user"
@@ -23,7 +25,9 @@ struct RateLimits: Sendable {
             case .registrationsPerAddress: "too many registrations from this address"
             case .registrations: "too many registrations on this service"
             case .challengesPerAddress: "too many authentication challenges from this address"
+            case .challenges: "too many authentication challenges on this service (a device with a live token renews it without this budget)"
             case .tokensPerAddress: "too many token requests from this address"
+            case .tokens: "too many token requests on this service (a device with a live token renews it without this budget)"
             case .enrolmentsPerAddress: "too many enrolments and recovery orders from this address"
             case .identityOperationsPerDevice: "too many identity operations by this device"
             case .identityOperationsPerUser: "too many identity operations by this user's devices"
@@ -41,7 +45,8 @@ struct RateLimits: Sendable {
     init(_ limits: GrantServiceConfiguration.Limits, metrics: GrantMetrics) {
         let rates: [Budget: RateLimiter.Rate] = [
             .registrationsPerAddress: limits.registrationsPerAddress, .registrations: limits.registrations,
-            .challengesPerAddress: limits.challengesPerAddress, .tokensPerAddress: limits.tokensPerAddress,
+            .challengesPerAddress: limits.challengesPerAddress, .challenges: limits.challenges,
+            .tokensPerAddress: limits.tokensPerAddress, .tokens: limits.tokens,
             .enrolmentsPerAddress: limits.enrolmentsPerAddress,
             .identityOperationsPerDevice: limits.identityOperationsPerDevice,
             .identityOperationsPerUser: limits.identityOperationsPerUser, .requestsPerDevice: limits.requestsPerDevice,
@@ -71,6 +76,16 @@ struct RateLimits: Sendable {
         }
     }
 
+    /// The budget of every address together that a per-address budget's requests spend too.
+    static func sharedBudget(of budget: Budget) -> Budget? {
+        switch budget {
+        case .registrationsPerAddress: .registrations
+        case .challengesPerAddress: .challenges
+        case .tokensPerAddress: .tokens
+        default: nil
+        }
+    }
+
     /// The per-device budget of an authenticated request: identity operations have their own,
     /// smaller one; every other request shares the device's fair share.
     static func deviceBudget(method: HTTPRequest.Method, path: String) -> Budget {
@@ -86,18 +101,20 @@ struct RateLimits: Sendable {
     }
 }
 
-/// Spends the per-address budget of the `/v1` requests that have one (`RateLimits.addressBudget`),
-/// and for a registration the budget of every address together too.
+/// Spends the per-address budget of the anonymous `/v1` requests that have one
+/// (`RateLimits.addressBudget`), and for a registration, a challenge or a token the budget of
+/// every address together too; after `RenewalAuthenticator`, whose renewals spend their
+/// device's budget instead.
 struct AddressRateLimitMiddleware: RouterMiddleware {
     typealias Context = GrantRequestContext
     let limits: RateLimits
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let budget = RateLimits.addressBudget(method: request.method, path: request.uri.path) {
+        if context.identity == nil, let budget = RateLimits.addressBudget(method: request.method, path: request.uri.path) {
             let key = ClientAddress.key(
                 peer: context.peerAddress, forwardedFor: request.headers.last { $0.name.canonicalName == "x-forwarded-for" }?.value, trustedProxies: limits.trustedProxies)
             try limits.spend(budget, key: key)
-            if budget == .registrationsPerAddress { try limits.spend(.registrations, key: "all") }
+            if let shared = RateLimits.sharedBudget(of: budget) { try limits.spend(shared, key: "all") }
         }
         return try await next(request, context)
     }

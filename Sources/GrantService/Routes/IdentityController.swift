@@ -145,6 +145,7 @@ struct IdentityController {
 
     @Sendable func challenge(_ request: Request, context: GrantRequestContext) async throws -> ChallengeResponse {
         let body = try await request.decode(as: ChallengeRequest.self, context: context)
+        try Self.checkRenewal(of: body.deviceID, context: context)
         let (challenge, replaced) = try await identities.createChallenge(
             deviceID: body.deviceID, nonce: Data(SecureRandom.bytes(count: 32)), lifetime: lifetimes.challenge,
             openAtMost: limits.openChallengesPerDevice)
@@ -154,6 +155,7 @@ struct IdentityController {
 
     @Sendable func token(_ request: Request, context: GrantRequestContext) async throws -> TokenResponse {
         let body = try await request.decode(as: TokenRequest.self, context: context)
+        try Self.checkRenewal(of: body.deviceID, context: context)
         // The challenge is spent by this call whatever the outcome: no second guess.
         guard let challenge = try await identities.redeemChallenge(body.challengeID, deviceID: body.deviceID),
             let key = try? Ed25519.PublicKey(rawRepresentation: [UInt8](challenge.signingKey)),
@@ -168,6 +170,14 @@ struct IdentityController {
             hash: BearerAuthenticator.hash(token: token), deviceID: body.deviceID, userID: challenge.userID,
             lifetime: lifetimes.token)
         return TokenResponse(token: token, expiresAt: expiresAt)
+    }
+
+    /// A renewal (a challenge or token request carrying a live token: `RenewalAuthenticator`)
+    /// is only for the device its token names: one device's token buys no other device a place
+    /// in its lane.
+    static func checkRenewal(of deviceID: UUID, context: GrantRequestContext) throws {
+        guard let caller = context.identity, caller.deviceID != deviceID else { return }
+        throw APIError.forbidden("a token renews only its own device's; send this request without it")
     }
 }
 

@@ -38,7 +38,7 @@ public enum KeystoreEnrolment {
                 unfinished.append("your keys were not escrowed to the recovery key (\(error)); run rescind identity backup --recovery")
             }
             do {
-                try await GrantServiceCall.run { try await session.certifyThisDevice(with: recoveryKey) }
+                _ = try await GrantServiceCall.run { try await session.certifyThisDevice(with: recoveryKey) }
             } catch {
                 unfinished.append("this device was not certified by the recovery key (\(error)); run rescind identity certify --recovery")
             }
