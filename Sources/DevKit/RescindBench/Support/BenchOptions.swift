@@ -70,8 +70,8 @@ struct BenchOptions: Sendable {
                              [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
-                             [--load-devices N] [--load-seconds N] [--load-flood-factor N] [--load-cycle-ms N]
-                             [--load-addresses N] [--load-connections N] [--grant-env RESCIND_NAME=VALUE]…
+                             [--load-devices N] [--load-seconds N] [--load-rounds N] [--load-flood-factor N]
+                             [--load-cycle-ms N] [--load-addresses N] [--load-connections N] [--grant-env RESCIND_NAME=VALUE]…
         \(FleetOptions.usage)
         Run from the repository root (it reads migrations/ and starts the services built next to it).
         RESCIND_DATABASE_URL selects PostgreSQL (default: the local stack's).
@@ -128,6 +128,7 @@ struct BenchOptions: Sendable {
             case "--kafka-bootstrap-servers": kafkaBootstrapServers = try value(argument)
             case "--load-devices": load.devices = try integer(argument)
             case "--load-seconds": load.seconds = Double(try integer(argument))
+            case "--load-rounds": load.rounds = try integer(argument)
             case "--load-flood-factor": load.floodFactor = Double(try integer(argument))
             case "--load-cycle-ms": load.cycle = .milliseconds(try integer(argument))
             case "--load-addresses":
@@ -160,7 +161,7 @@ struct BenchOptions: Sendable {
             + "commit-sizes=\(commitSizes.map(String.init).joined(separator: ",")) upload-batch=\(uploadBatch) uploads-in-flight=\(uploadsInFlight) "
             + "agents=\(agentCounts.map(String.init).joined(separator: ",")) revocations=\(revocations) "
             + "fetch-wait-ms=\(fetchWaitMilliseconds) receipt-hold-ms=\(receiptHoldMilliseconds.map(String.init) ?? "default") outbox-events=\(outboxEvents) outbox-batch=\(outboxBatch.map(String.init) ?? "default") agent-memory-records=\(agentMemoryRecords) fleet-devices=\(fleetDevices.map(String.init).joined(separator: ",")) "
-            + "load-devices=\(load.devices) load-seconds=\(Int(load.seconds)) load-flood-factor=\(Int(load.floodFactor)) "
+            + "load-devices=\(load.devices) load-seconds=\(Int(load.seconds)) load-rounds=\(load.rounds) load-flood-factor=\(Int(load.floodFactor)) "
             + "load-cycle-ms=\(Int(Timing.seconds(load.cycle) * 1000)) load-addresses=\(load.addresses) load-connections=\(load.connections) "
             + "grant-env=\(grantEnvironment.isEmpty ? "default" : grantEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")) broker=\(kafkaBootstrapServers ?? "development")"
     }
