@@ -77,23 +77,44 @@ final class LibPQConnection {
         return body(keywords.map { UnsafePointer($0) } + [nil], values.map { UnsafePointer($0) } + [nil])
     }
 
-    /// Closes the socket (sending Terminate); later calls throw `.connectionClosed`.
+    /// Closes the socket (sending Terminate); later calls throw `.connectionClosed`. Inside
+    /// `withConnection` (a statement that timed out closes its connection) the `PGconn` is
+    /// freed only once the outermost body returns: the body, or code it swallowed an error
+    /// for, may still hold the pointer, and must never touch freed memory.
     func close() {
+        guard bodiesRunning == 0 else {
+            closeRequested = true
+            return
+        }
         if let connection {
             PQfinish(connection)
             self.connection = nil
         }
     }
 
-    /// Scoped access to the `PGconn`.
+    /// Bodies of `withConnection` running (nested calls count each), and whether `close()`
+    /// was asked meanwhile.
+    private var bodiesRunning = 0
+    private var closeRequested = false
+
+    /// Scoped access to the `PGconn`, valid until `body` returns.
+    /// - Throws: `.connectionClosed` once the connection was closed, or asked to close.
     func withConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
-        guard let connection else {
+        guard let connection, !closeRequested else {
             throw PostgresError(code: .connectionClosed, message: "the connection was closed")
+        }
+        bodiesRunning += 1
+        defer {
+            bodiesRunning -= 1
+            if bodiesRunning == 0, closeRequested {
+                closeRequested = false
+                close()
+            }
         }
         return try body(connection)
     }
 
-    var isClosed: Bool { connection == nil }
+    var isClosed: Bool { connection == nil || closeRequested }
 
     var backendPID: Int32 { connection.map { PQbackendPID($0) } ?? 0 }
 
@@ -113,7 +134,7 @@ final class LibPQConnection {
     /// Reads whatever the server sent meanwhile without blocking, so a connection the server
     /// terminated (a FATAL message, then end of file) is noticed before it is used.
     func isAlive() -> Bool {
-        guard let connection else { return false }
+        guard let connection, !closeRequested else { return false }
         // Each PQconsumeInput reads what is buffered now; end of file shows up on the read after
         // the server's last message, so read until the socket has nothing more (bounded).
         for _ in 0..<4 {
