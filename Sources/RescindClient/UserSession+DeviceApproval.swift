@@ -27,8 +27,12 @@ extension UserSession {
     /// keeps for this device; nil when it keeps none that names this device and its key, signed by
     /// the recovery key my identity key bound (one by an earlier recovery key counts for nothing).
     func deviceApproval(of statement: [UInt8]) async throws -> DeviceApproval? {
+        deviceApproval(of: statement, me: try await client.me())
+    }
+
+    /// `deviceApproval(of:)` from the service's `me` answer the caller already holds.
+    func deviceApproval(of statement: [UInt8], me: MeResponse) -> DeviceApproval? {
         let key = deviceKey
-        let me = try await client.me()
         guard let certificate = me.device.certificate, certificate.deviceID == deviceID,
             certificate.devicePublicKey == Data(key.publicKey.rawRepresentation),
             certificate.isValid(recoveryKey: Self.verifiedRecoveryPublicKey(of: me.user, keys: keys), userID: keys.userID)

@@ -65,14 +65,15 @@ extension UserSession {
             agreementPublicKey: Data(newKeys.agreementKey.publicKey.rawRepresentation),
             issuedAt: Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
         let input = try statement.signingInput()
+        let me = try await client.me()
         // The new identity key vouches for the recovery key the current one vouched for, so that
         // my clients keep naming it after the rotation; an unbound one stays unbound.
-        let binding = try await verifiedRecoveryPublicKey().map {
+        let binding = try Self.verifiedRecoveryPublicKey(of: me.user, keys: keys).map {
             try RecoveryKeyBinding.sign(userID: keys.userID, identityKey: newKeys.identityKey, recoveryPublicKey: $0)
         }
         // This device's certified approval, if it has a certificate: a second certified device's
         // then makes the rotation immediate.
-        let approval = try await deviceApproval(of: input)
+        let approval = deviceApproval(of: input, me: me)
         return try await client.rotateIdentity(
             IdentityRotation(
                 statement: statement, previousKeySignature: Data(keys.identityKey.signature(for: input)),
