@@ -31,8 +31,8 @@ enum LoadBench {
         var refreshEvery = 5
         var recordBytes = 1024
         /// Rounds of the three phases (without, from one address, from many), alternated so that
-        /// what happens to the machine now and then (a disk flush stalling every commit at once)
-        /// falls on any phase; each phase kind is judged by its median p99 over the rounds.
+        /// what happens to the machine now and then (a stall of every operation at once, with or
+        /// without a flood) falls on any phase; each kind is judged by its median p99 over the rounds.
         var rounds = 3
 
         static let quick = Options(devices: 8, seconds: 4, addresses: 16, connections: 16, rounds: 1)
