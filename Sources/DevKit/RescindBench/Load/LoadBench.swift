@@ -49,7 +49,7 @@ enum LoadBench {
     struct Honest: Sendable {
         var latencies: [Double] = []
         /// The token renewals alone (challenge and token, the requests the flood sends too).
-        var signIns: [Double] = []
+        var renewals: [Double] = []
         /// The slowest operations: what, when into the phase, how long (where the tail comes from).
         var slowest: [(name: String, at: Double, seconds: Double)] = []
         var requests = 0
@@ -67,8 +67,8 @@ enum LoadBench {
 
         var summary: String {
             "p50 \(Format.duration(p50)), p99 \(Format.duration(p99)), \(String(format: "%.0f", rate)) requests/s, "
-                + "\(latencies.count) operations, \(refused) refused, \(retriedAfterShedding) requests shed and retried; renewals alone p50 \(Format.duration(Statistics.percentile(signIns, 50))), "
-                + "p99 \(Format.duration(Statistics.percentile(signIns, 99)))"
+                + "\(latencies.count) operations, \(refused) refused, \(retriedAfterShedding) requests shed and retried; renewals alone p50 \(Format.duration(Statistics.percentile(renewals, 50))), "
+                + "p99 \(Format.duration(Statistics.percentile(renewals, 99)))"
         }
     }
 
@@ -249,7 +249,7 @@ enum LoadBench {
             guard ContinuousClock.now < end else { return }
             next = max(next + options.cycle, ContinuousClock.now)
             if count % options.refreshEvery == 0 {
-                await operation("renewal", requests: 2, signIn: true, into: collected) { try await client.renewToken() }
+                await operation("renewal", requests: 2, renewal: true, into: collected) { try await client.renewToken() }
             }
             count += 1
             let current = client
@@ -268,7 +268,7 @@ enum LoadBench {
 
     /// Times one operation; a refusal (any error: 429, 503, another status, no answer) is counted by its reason.
     private static func operation(
-        _ name: String, requests: Int, signIn: Bool = false, into collected: Locked<Honest>, _ body: () async throws -> Void
+        _ name: String, requests: Int, renewal: Bool = false, into collected: Locked<Honest>, _ body: () async throws -> Void
     ) async {
         let start = ContinuousClock.now
         var refusal: String?
@@ -288,7 +288,7 @@ enum LoadBench {
                 honest.slowest.sort { $0.seconds > $1.seconds }
                 honest.slowest.removeLast(honest.slowest.count - 8)
             }
-            if signIn { honest.signIns.append(elapsed) }
+            if renewal { honest.renewals.append(elapsed) }
             if let refusal {
                 honest.refused += 1
                 honest.refusals[refusal, default: 0] += 1
