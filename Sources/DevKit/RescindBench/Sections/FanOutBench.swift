@@ -158,42 +158,8 @@ enum FanOutBench {
     static func measure(
         agents count: Int, stack: BenchStack, ledger: EventLedger, options: BenchOptions, logger: Logger
     ) async throws -> Measurement {
-        // Devices: `rotating` spread over the owner and up to four other grantees; the revoked
-        // user's one device erases (with a single agent, the revoked user has no device).
-        let rotating = count == 1 ? 1 : count - 1
-        let holders = min(5, rotating)
-        let owner = try await stack.user("Fan-out owner \(count)")
-        var users = [owner]
-        for index in 1..<holders { users.append(try await stack.user("Fan-out grantee \(count)-\(index)")) }
-        let revoked = try await stack.user("Fan-out revoked \(count)")
-        var identities: [AgentIdentity] = []
-        for index in 0..<rotating {
-            let user = users[index % holders]
-            identities.append(index < holders ? user.firstDevice : try await user.addDevice("agent \(index)"))
-        }
-        if count == 1 {
-            try await revoked.retireFirstDevice()
-        } else {
-            identities.append(revoked.firstDevice)
-        }
-
-        let seeded = try await RecordSeeder.seed(stack, owner: owner.session, count: options.recordsPerAgent, byteCount: options.recordBytes)
-        for user in users.dropFirst() + [revoked] { try await owner.session.grant(seeded.familyMemberID, to: user.userID) }
-        let (fleet, startup) = try await Timing.measure {
-            try await AgentFleet.start(
-                identities, stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds,
-                receiptHoldMilliseconds: options.receiptHoldMilliseconds, logger: logger)
-        }
-        BenchReport.log("\(count) agents: enrolled and synced \(options.recordsPerAgent) records each in \(Format.duration(startup))")
+        let rig = try await FanOutRig.prepare(agents: count, stack: stack, ledger: ledger, options: options, logger: logger)
         do {
-            for member in fleet.members {
-                let held = try await member.agent.status().familyMembers.first { $0.familyMemberID == seeded.familyMemberID }
-                guard held?.records == options.recordsPerAgent else {
-                    throw BenchError("agent \(member.identity.deviceID) holds \(held?.records ?? 0) records after its first sync")
-                }
-            }
-            let revokedAgent = fleet.member(revoked.firstDevice.deviceID)
-
             var samples: [Sample] = []
             var incomplete = 0
             // The first two revocations are warm-ups. The first forms every agent's consumer group:
@@ -202,81 +168,31 @@ enum FanOutBench {
             // the connections that ten or fifty agents fetching at once need (a measured revocation
             // opening a dozen TLS connections was the slowest of its run, 270-320 ms at 10 agents).
             for iteration in -1...options.revocations {
-                let sample = try await revokeOnce(
-                    owner: owner, revoked: revoked, revokedAgent: revokedAgent, familyMemberID: seeded.familyMemberID,
-                    devices: identities.count, ledger: ledger, stack: stack, fleet: fleet, options: options)
-                guard let sample else {
+                guard let sample = try await rig.revoke() else {
                     incomplete += 1
                     BenchReport.log("\(count) agents, revocation \(iteration): not every device acked in time")
                     continue
                 }
                 if iteration > 0 { samples.append(sample) }
-                BenchReport.log(
-                    "\(count) agents, revocation \(iteration)\(iteration <= 0 ? " (warm-up)" : ""): total \(Format.duration(sample.total)) = "
-                        + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
-                        + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
-                        + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")"
-                        + (sample.phases.map { "; last device's rotation: \(describe($0))" } ?? ""))
+                log(sample, as: "\(count) agents, revocation \(iteration)\(iteration <= 0 ? " (warm-up)" : "")")
             }
             let idleCPU = await idleCPUShare(seconds: 3)
-            await fleet.stop()
+            await rig.stop()
             return Measurement(samples: samples, incomplete: incomplete, idleCPU: idleCPU)
         } catch {
-            await fleet.stop()
+            await rig.stop()
             throw error
         }
     }
 
-    /// Revokes, waits for every ack (and the audit notice), then re-grants the revoked user and
-    /// re-syncs their device for the next round. `nil` when some device did not ack in time.
-    private static func revokeOnce(
-        owner: BenchUser, revoked: BenchUser, revokedAgent: AgentFleet.Member?, familyMemberID: UUID, devices: Int,
-        ledger: EventLedger, stack: BenchStack, fleet: AgentFleet, options: BenchOptions
-    ) async throws -> Sample? {
-        let marks = Locked<[RevocationProgress.Phase: Date]>([:])
-        // CPU counters when the commit request goes out: the window is the fan-out's, not the
-        // owner's download, re-encryption and upload before it.
-        let atCommit = Locked<CPUCounters?>(nil)
-        let (committed, revocation) = try await Timing.measure {
-            try await owner.session.revoke(familyMemberID, user: revoked.userID, uploadBatchSize: options.uploadBatch) { progress in
-                let now = Date()
-                if progress.phase == .committing { atCommit.withLock { $0 = $0 ?? CPUCounters(stack: stack) } }
-                marks.withLock { if $0[progress.phase] == nil { $0[progress.phase] = now } }
-            }
-        }
-        guard committed.devicesNotified == devices else {
-            throw BenchError("the commit notified \(committed.devicesNotified) devices, expected \(devices)")
-        }
-        let acks = await ledger.waitForAcks(committed.eventID, count: devices, timeout: .seconds(60))
-        let used = atCommit.current.map { CPUCounters(stack: stack).since($0) } ?? CPUCounters()
-        _ = await Timing.wait(timeout: .seconds(5)) { ledger.completion(of: committed.eventID) != nil }
-
-        try await owner.session.grant(familyMemberID, to: revoked.userID)
-        try await revokedAgent?.agent.selfHeal()
-        try? await Task.sleep(for: .milliseconds(100))
-
-        guard acks.count == devices, let last = acks.values.max(by: { $0.publishedAt < $1.publishedAt }),
-            let sent = marks.current[.committing], let answered = marks.current[.committed]
-        else { return nil }
-        for ack in acks.values where ack.ack.outcome == .failed {
-            throw BenchError("device \(ack.ack.deviceID) failed its command: \(ack.ack.error ?? "")")
-        }
-        let commandAt = ledger.commands(of: committed.eventID)[last.ack.deviceID] ?? sent
-        let work = Double(last.ack.durationMs) / 1000
-        let started = last.ack.ackedAt.addingTimeInterval(-work)
-        let completion = ledger.completion(of: committed.eventID)
-        return Sample(
-            revocation: revocation,
-            total: last.publishedAt.timeIntervalSince(sent),
-            commitCall: answered.timeIntervalSince(sent),
-            commitToBroker: commandAt.timeIntervalSince(sent),
-            brokerToAgent: started.timeIntervalSince(commandAt),
-            agentWork: work,
-            ackToBroker: last.publishedAt.timeIntervalSince(last.ack.ackedAt),
-            lastAckToAudit: completion.map { $0.publishedAt.timeIntervalSince(last.publishedAt) },
-            auditCommitToLastAck: completion?.commitToLastAckMs.map { Double($0) / 1000 },
-            cpu: used,
-            phases: fleet.member(last.ack.deviceID)?.agent.rotationPhases(ackID: last.ack.ackID))
+    /// One revocation's line of the raw output: its total and where the time went.
+    static func log(_ sample: Sample, as label: String) {
+        BenchReport.log(
+            "\(label): total \(Format.duration(sample.total)) (the owner's revocation \(Format.duration(sample.revocation))) = "
+                + "commit→broker \(Format.duration(sample.commitToBroker)) (commit call \(Format.duration(sample.commitCall))) + "
+                + "broker→agent \(Format.duration(sample.brokerToAgent)) + agent work \(Format.duration(sample.agentWork)) + "
+                + "ack→broker \(Format.duration(sample.ackToBroker)); audit +\(sample.lastAckToAudit.map(Format.duration) ?? "n/a")"
+                + (sample.phases.map { "; last device's rotation: \(describe($0))" } ?? ""))
     }
 
     /// CPU this process uses while idle, as a share of one core.

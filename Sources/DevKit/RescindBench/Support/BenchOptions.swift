@@ -31,8 +31,10 @@ struct BenchOptions: Sendable {
     var uploadsInFlight = UserSession.uploadsInFlight
     var agentCounts = [1, 10, 50]
     var recordsPerAgent = 500
-    /// Measured revocations per agent count (after one warm-up).
+    /// Measured revocations per agent count (after one warm-up); in the tracing section, pairs per phase.
     var revocations = 20
+    /// The tracing section's phases (which of its two stacks is traced: A, B, B, A, …).
+    var tracingPhases = 6
     /// `fetch.wait.max.ms` of every consumer the bench creates (agents and its own tails).
     var fetchWaitMilliseconds = 25
     /// The agents' `receiptHold` (`--receipt-hold-ms`, 0: receipts sent at once); `nil` keeps the agent's default.
@@ -67,7 +69,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: rescind-bench [--quick] [--sections crypto,commit,fanout,throughput,memory,keyhistory,fleet,load,tracing] [--runs N]
                              [--kernel-records N] [--commit-sizes 1000,10000,100000] [--upload-batch N] [--uploads-in-flight N]
-                             [--agents 1,10,50] [--revocations N] [--fetch-wait-ms N] [--receipt-hold-ms N]
+                             [--agents 1,10,50] [--revocations N] [--tracing-phases N] [--fetch-wait-ms N] [--receipt-hold-ms N]
                              [--outbox-events N] [--outbox-batch N] [--agent-memory-records N]
                              [--kafka-bootstrap-servers HOST:PORT]
                              [--load-devices N] [--load-seconds N] [--load-rounds N] [--load-flood-factor N]
@@ -101,6 +103,7 @@ struct BenchOptions: Sendable {
                 largeCommitRuns = 2
                 agentCounts = [1, 5]
                 revocations = 5
+                tracingPhases = 2
                 sustainedWorkers = 4
                 sustainedRevocationsPerWorker = 3
                 outboxEvents = 2_000
@@ -118,6 +121,7 @@ struct BenchOptions: Sendable {
             case "--uploads-in-flight": uploadsInFlight = try integer(argument)
             case "--agents": agentCounts = try integers(argument)
             case "--revocations": revocations = try integer(argument)
+            case "--tracing-phases": tracingPhases = try integer(argument)
             case "--fetch-wait-ms": fetchWaitMilliseconds = try integer(argument)
             case "--receipt-hold-ms":
                 guard let number = Int(try value(argument)), number >= 0 else { throw BenchError("\(argument) needs an integer ≥ 0") }
