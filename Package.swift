@@ -426,7 +426,7 @@ let package = Package(
         // The dev kit's own promises (the child-process launcher's timeout and cancellation), no server.
         .testTarget(name: "RescindDevKitTests", dependencies: ["RescindDevKit"]),
         // rescind-bench's fleet model: its arithmetic and seeded simulation, no server.
-        .testTarget(name: "RescindBenchTests", dependencies: ["RescindBench"]),
+        .testTarget(name: "RescindBenchTests", dependencies: ["RescindBench", "RescindDevKit"]),
         .testTarget(name: "RescindTLSTests", dependencies: ["RescindTLS", "RescindDevKit"]),
         .testTarget(
             name: "AuditServiceTests",

@@ -11,9 +11,9 @@ import Tracing
 /// on this one its speed drifts by a quarter — weighs on both settings at once; and the stacks
 /// swap roles phase by phase (A traced, then B, B, A, …; the services restarted each phase) so
 /// that what differs between the two stacks cancels out. With the endpoint set every process
-/// exports: the stack's two services, and this one (the owner's client and the ten agents) to a
-/// stand-in collector (`BenchCollector`). This process's tracer is bootstrapped once and records
-/// only during the traced stack's revocations (`RescindTracer.isRecording`).
+/// exports: the stack's two services, and this one (both owners' clients and all twenty agents)
+/// to a stand-in collector (`BenchCollector`). This process's tracer is bootstrapped once and
+/// records only during the traced stack's revocations (`RescindTracer.isRecording`).
 enum TracingBench {
     /// The bound the figures are held to: p50 and p99 with tracing on no more than 5 % above the
     /// same with it off, for 95 % of the resamplings of the run's pairs of revocations.
