@@ -315,11 +315,11 @@ compose up -d --no-build --no-deps agent-a-phone agent-b-phone >>"$WORK/compose.
 started_services+=(agent-a-phone agent-b-phone)
 agent_status() { podman exec "$(container "$1")" /app/rescind-agent status --json; }
 agent_json() { agent_status "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))" "$2"; }
-enrolled() { agent_json "$1" "d['userID']"; }
+enrolled() { agent_json "$1" "d['user_id']"; }
 wait_for "agent-a-phone to enrol" 60 enrolled agent-a-phone
 wait_for "agent-b-phone to enrol" 60 enrolled agent-b-phone
-user_a=$(agent_json agent-a-phone "d['userID']")
-user_b=$(agent_json agent-b-phone "d['userID']")
+user_a=$(agent_json agent-a-phone "d['user_id']")
+user_b=$(agent_json agent-b-phone "d['user_id']")
 say "agent users: A $user_a, B $user_b"
 
 step "story: an owner and a family member from the host CLI"
@@ -342,7 +342,7 @@ cli record add "$emma" --text "2025-01-05 MMR vaccination, dose 1" >/dev/null
 cli record add "$emma" --text "penicillin allergy" >/dev/null
 cli grant "$emma" --to "$user_a" >/dev/null
 cli grant "$emma" --to "$user_b" >/dev/null
-holds() { [ "$(agent_json "$1" "[m['fmkVersion'] for m in d['familyMembers'] if m['familyMemberID'].lower() == '$emma' and m['records'] == 2]")" = "[$2]" ]; }
+holds() { [ "$(agent_json "$1" "[m['fmk_version'] for m in d['family_members'] if m['family_member_id'].lower() == '$emma' and m['records'] == 2]")" = "[$2]" ]; }
 wait_for "agent-a-phone to sync the family member" 90 holds agent-a-phone 1
 wait_for "agent-b-phone to sync the family member" 90 holds agent-b-phone 1
 # The agents act on commands once they joined the commands topic's consumer group.
@@ -356,7 +356,7 @@ event=$(printf '%s\n' "$revoked" | sed -n 's/.*(event \([0-9a-f-]\{36\}\)).*/\1/
 [ -n "$event" ] || { say "no event ID in: $revoked"; exit 1; }
 say "revocation $event"
 wait_for "agent-a-phone to rotate to v2" 90 holds agent-a-phone 2
-erased() { [ "$(agent_json agent-b-phone "[m for m in d['familyMembers'] if m['familyMemberID'].lower() == '$emma' and m['status'] != 'revoked']")" = "[]" ]; }
+erased() { [ "$(agent_json agent-b-phone "[m for m in d['family_members'] if m['family_member_id'].lower() == '$emma' and m['status'] != 'revoked']")" = "[]" ]; }
 wait_for "agent-b-phone to erase" 90 erased
 complete() { cli revocation "$event" | grep -q '; complete '; }
 wait_for "the audit service to see both acks (rescind revocation)" 90 complete

@@ -122,9 +122,8 @@ struct StatusCommand: AgentSubcommand {
     func execute() async throws {
         let status = try await AgentStatus.read(configuration: AgentEnvironment().configuration)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
+            let encoder = CanonicalJSON.encoder()
+            encoder.outputFormatting.insert(.prettyPrinted)
             print(String(decoding: try encoder.encode(status), as: UTF8.self))
         } else {
             print(status.summary)

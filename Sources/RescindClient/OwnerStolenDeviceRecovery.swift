@@ -23,9 +23,6 @@ public struct OwnerStolenDeviceRecovery: Codable, Sendable, Equatable {
     /// Family members rotated, with the version they moved to.
     public var rotated: [UUID: Int]
 
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id", reason, familyMembers = "family_members", openRotations = "open_rotations", rotated
-    }
 
     public init(deviceID: UUID, reason: String?) {
         self.deviceID = deviceID

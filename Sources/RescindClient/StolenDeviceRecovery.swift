@@ -27,16 +27,6 @@ public struct StolenDeviceRecovery: Codable, Sendable, Equatable {
     public var revoked: [UUID: Int]
     public var regranted: Set<UUID>
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case regrantTo = "regrant_to"
-        case reason
-        case generationAtStart = "generation_at_start"
-        case familyMembers = "family_members"
-        case openRevocations = "open_revocations"
-        case revoked
-        case regranted
-    }
 
     /// A recovery that cannot start as asked (nothing changed).
     public struct Refusal: Error, Sendable, CustomStringConvertible {

@@ -21,8 +21,8 @@ struct MonitoringSummary: Encodable, Sendable {
         let p50Ms: Int64?
         let p99Ms: Int64?
 
-        enum CodingKeys: String, CodingKey {
-            case completed, p50Ms = "p50_ms", p99Ms = "p99_ms"
+        enum CodingKeys: CodingKey {
+            case completed, p50Ms, p99Ms
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -35,10 +35,6 @@ struct MonitoringSummary: Encodable, Sendable {
 
     let states: [StateCount]
     let ackTimes: AckTimes
-
-    enum CodingKeys: String, CodingKey {
-        case states, ackTimes = "ack_times"
-    }
 
     /// States the page highlights, whichever of them the tracker has.
     static let attentionStates: Set<String> = ["overdue", "not_now"]

@@ -18,9 +18,6 @@ struct MonitoringController {
         let scope: String
         let userID: UUID?
 
-        enum CodingKeys: String, CodingKey {
-            case scope, userID = "user_id"
-        }
     }
 
     /// A refused message as the page lists it.
@@ -35,10 +32,6 @@ struct MonitoringController {
         let deviceID: UUID?
         let receivedAt: Date
 
-        enum CodingKeys: String, CodingKey {
-            case topic, partition, offset, reason, signer, familyMemberID = "family_member_id", eventID = "event_id"
-            case deviceID = "device_id", receivedAt = "received_at"
-        }
     }
 
     /// Rejections counted in the last 24 hours per topic and reason: every one, stored or not

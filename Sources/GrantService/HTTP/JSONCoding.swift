@@ -48,14 +48,14 @@ struct JSONResponseEncoder: ResponseEncoder {
 }
 
 extension DecodingError {
-    /// Where and what, without echoing the value that failed.
+    /// Where and what, without echoing the value that failed; fields named as the wire spells them.
     var shortDescription: String {
         func path(_ context: Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? WireKeys.snake($0.stringValue) }
             return keys.isEmpty ? "body" : keys.joined(separator: ".")
         }
         switch self {
-        case .keyNotFound(let key, let context): return "missing field \(path(context)).\(key.stringValue)"
+        case .keyNotFound(let key, let context): return "missing field \(path(context)).\(WireKeys.snake(key.stringValue))"
         case .typeMismatch(_, let context): return "wrong type at \(path(context))"
         case .valueNotFound(_, let context): return "missing value at \(path(context))"
         case .dataCorrupted(let context): return "invalid value at \(path(context))"

@@ -44,28 +44,18 @@ struct AccessLogCommand: AsyncParsableCommand {
             let targetUserID: UUID?
             let details: AuditDetails?
 
-            enum CodingKeys: String, CodingKey {
-                case seq, occurredAt = "occurred_at", eventType = "event_type", actorUserID = "actor_user_id"
-                case targetUserID = "target_user_id", details
-            }
         }
 
         struct Verification: Encodable {
             let report: ChainVerificationReport
             let auditKeyFingerprint: String
 
-            enum CodingKeys: String, CodingKey {
-                case report, auditKeyFingerprint = "audit_key_fingerprint"
-            }
         }
 
         let familyMemberID: UUID
         let entries: [Entry]
         let verification: Verification?
 
-        enum CodingKeys: String, CodingKey {
-            case familyMemberID = "family_member_id", entries, verification
-        }
     }
 
     func run() async throws {

@@ -299,11 +299,6 @@ struct IdentityCommand: AsyncParsableCommand {
             let recoveryPublicKey: Data?
             let keyBackup: BackupState
 
-            enum CodingKeys: String, CodingKey {
-                case userID = "user_id", deviceID = "device_id", agreementPublicKey = "agreement_public_key"
-                case identityPublicKey = "identity_public_key", identityGeneration = "identity_generation"
-                case recoveryPublicKey = "recovery_public_key", keyBackup = "key_backup"
-            }
         }
 
         func run() async throws {
@@ -384,9 +379,6 @@ struct IdentityCommand: AsyncParsableCommand {
             let displayName: String
             let identityGeneration: Int
 
-            enum CodingKeys: String, CodingKey {
-                case code, userID = "user_id", displayName = "display_name", identityGeneration = "identity_generation"
-            }
         }
 
         func run() async throws {

@@ -63,9 +63,6 @@ struct RecordCommand: AsyncParsableCommand {
             let fmkVersion: Int
             let bytes: Int
 
-            enum CodingKeys: String, CodingKey {
-                case recordID = "record_id", fmkVersion = "fmk_version", bytes
-            }
         }
 
         func run() async throws {
@@ -102,9 +99,6 @@ struct RecordCommand: AsyncParsableCommand {
             let fmkVersion: Int
             let text: String
 
-            enum CodingKeys: String, CodingKey {
-                case recordID = "record_id", fmkVersion = "fmk_version", text
-            }
         }
 
         func validate() throws {

@@ -25,16 +25,10 @@ public final class KeyHistoryStore: @unchecked Sendable {
 
         public var seq: Int { head.statement.seq }
         public var fmkVersion: Int { head.statement.fmkVersion }
-
-        enum CodingKeys: String, CodingKey {
-            case ownerIdentityKey = "owner_identity_key", ownerUserID = "owner_user_id", head, headHash = "head_hash"
-            case ownerRecoveryKey = "owner_recovery_key"
-        }
     }
 
     private struct Contents: Codable {
         var familyMembers: [String: Entry] = [:]
-        enum CodingKeys: String, CodingKey { case familyMembers = "family_members" }
     }
 
     private let path: String?

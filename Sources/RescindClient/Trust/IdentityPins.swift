@@ -41,10 +41,6 @@ public final class IdentityPins: @unchecked Sendable {
             self.pinnedAt = Date(timeIntervalSince1970: (pinnedAt.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
         }
 
-        enum CodingKeys: String, CodingKey {
-            case identityPublicKey = "identity_public_key", agreementPublicKey = "agreement_public_key"
-            case source, pinnedAt = "pinned_at"
-        }
 
         /// The same keys, whatever the source.
         public func matches(identity: Data, agreement: Data) -> Bool {

@@ -42,13 +42,6 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
         self.entryHash = entryHash
         self.signature = signature
     }
-
-    enum CodingKeys: String, CodingKey {
-        case logID = "log_id", familyMemberID = "family_member_id", seq, eventType = "event_type"
-        case actorUserID = "actor_user_id", targetUserID = "target_user_id", encryptedDetails = "encrypted_details"
-        case occurredAt = "occurred_at", sourceID = "source_id", prevHash = "prev_hash", entryHash = "entry_hash"
-        case signature
-    }
 }
 
 /// A family member's chain head as the audit service last signed it: a reader who checks
@@ -68,10 +61,6 @@ public struct AccessLogHead: Codable, Sendable, Equatable {
         self.hash = hash
         self.signature = signature
     }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id", seq, hash, signature
-    }
 }
 
 /// A page of the access log, newest first; pass `nextBefore` as `before` for the next page.
@@ -82,10 +71,6 @@ public struct AccessLogPage: Codable, Sendable, Equatable {
     public init(entries: [AccessLogEntry], nextBefore: Int64?) {
         self.entries = entries
         self.nextBefore = nextBefore
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case entries, nextBefore = "next_before"
     }
 }
 
@@ -111,11 +96,6 @@ public struct AuditDetails: Codable, Sendable, Equatable {
             self.state = state
             self.ackedAt = ackedAt
             self.recordsProcessed = recordsProcessed
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at"
-            case recordsProcessed = "records_processed"
         }
     }
 
@@ -159,13 +139,6 @@ public struct AuditDetails: Codable, Sendable, Equatable {
         self.facts = facts
         self.violation = violation
     }
-
-    enum CodingKeys: String, CodingKey {
-        case eventType = "event_type", eventID = "event_id", familyMemberID = "family_member_id"
-        case actorUserID = "actor_user_id", targetUserID = "target_user_id", fmkVersion = "fmk_version", reason
-        case recordsReEncrypted = "records_re_encrypted", devicesAffected = "devices_affected"
-        case durationMs = "duration_ms", commitToLastAckMs = "commit_to_last_ack_ms", error, facts, violation
-    }
 }
 
 /// The result of re-checking a family member's audit chain.
@@ -186,10 +159,6 @@ public struct ChainVerificationReport: Codable, Sendable, Equatable {
             self.logID = logID
             self.message = message
         }
-
-        enum CodingKeys: String, CodingKey {
-            case code, seq, logID = "log_id", message
-        }
     }
 
     public var familyMemberID: UUID
@@ -205,10 +174,6 @@ public struct ChainVerificationReport: Codable, Sendable, Equatable {
         self.entries = entries
         self.headHash = headHash
         self.problems = problems
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id", valid, entries, headHash = "head_hash", problems
     }
 }
 
@@ -232,10 +197,6 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
             self.commandID = commandID
             self.attempt = attempt
             self.error = error
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case state, at, commandID = "command_id", attempt, error
         }
     }
 
@@ -270,10 +231,6 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
             self.attempts = attempts
             self.history = history
         }
-
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late, error, attempts, history
-        }
     }
 
     public var eventID: UUID
@@ -306,13 +263,6 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
         self.commitToLastAckMs = commitToLastAckMs
         self.devices = devices
     }
-
-    enum CodingKeys: String, CodingKey {
-        case eventID = "event_id", familyMemberID = "family_member_id", revokedUserID = "revoked_user_id"
-        case revokedByUserID = "revoked_by_user_id", newFMKVersion = "new_fmk_version"
-        case recordsReencrypted = "records_reencrypted", committedAt = "committed_at", deadlineAt = "deadline_at"
-        case completedAt = "completed_at", commitToLastAckMs = "commit_to_last_ack_ms", devices
-    }
 }
 
 /// Recent revocations, newest first.
@@ -327,9 +277,5 @@ public struct RevocationStatusList: Codable, Sendable, Equatable {
         self.revocations = revocations
         self.streamPosition = streamPosition
         self.deviceStates = deviceStates
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case revocations, streamPosition = "stream_position", deviceStates = "device_states"
     }
 }

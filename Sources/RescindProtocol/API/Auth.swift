@@ -7,10 +7,6 @@ public struct ChallengeRequest: Codable, Sendable, Equatable {
     public init(deviceID: UUID) {
         self.deviceID = deviceID
     }
-
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id"
-    }
 }
 
 /// A one-time challenge the device signs (`DeviceAuthentication.signingInput`).
@@ -23,12 +19,6 @@ public struct ChallengeResponse: Codable, Sendable, Equatable {
         self.challengeID = challengeID
         self.nonce = nonce
         self.expiresAt = expiresAt
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case challengeID = "challenge_id"
-        case nonce
-        case expiresAt = "expires_at"
     }
 }
 
@@ -43,12 +33,6 @@ public struct TokenRequest: Codable, Sendable, Equatable {
         self.deviceID = deviceID
         self.signature = signature
     }
-
-    enum CodingKeys: String, CodingKey {
-        case challengeID = "challenge_id"
-        case deviceID = "device_id"
-        case signature
-    }
 }
 
 /// A short-lived bearer token.
@@ -59,10 +43,5 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public init(token: String, expiresAt: Date) {
         self.token = token
         self.expiresAt = expiresAt
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case token
-        case expiresAt = "expires_at"
     }
 }

@@ -34,12 +34,8 @@ public struct DeviceCertificate: Codable, Sendable, Equatable {
         signature = Data(recoveryKey.signature(for: try signingInput()))
     }
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case deviceID = "device_id"
-        case devicePublicKey = "device_public_key"
-        case issuedAt = "issued_at"
-        case signature
+    enum CodingKeys: CodingKey {
+        case userID, deviceID, devicePublicKey, issuedAt, signature
     }
 
     struct Signed: Encodable {
@@ -87,10 +83,6 @@ public struct DeviceApproval: Codable, Sendable, Equatable {
     public init(approving statement: [UInt8], certificate: DeviceCertificate, deviceKey: Ed25519.PrivateKey) {
         precondition(Data(deviceKey.publicKey.rawRepresentation) == certificate.devicePublicKey, "a device approves with its certified key")
         self.init(certificate: certificate, signature: Data(deviceKey.signature(for: Self.signingInput(of: statement))))
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case certificate, signature
     }
 
     /// A domain label of its own before the statement's signing input, so that nothing a device key

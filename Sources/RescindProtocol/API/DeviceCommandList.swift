@@ -22,10 +22,6 @@ public struct DeviceCommandList: Codable, Sendable, Equatable {
             self.envelope = envelope
             self.traceparent = traceparent
         }
-
-        enum CodingKeys: String, CodingKey {
-            case seq, commandID = "command_id", envelope, traceparent
-        }
     }
 
     /// Oldest first, at most `limit`.

@@ -36,12 +36,6 @@ public struct EnrolDeviceRequest: Codable, Sendable, Equatable {
         self.challengeID = challengeID
         self.signature = signature
     }
-
-    enum CodingKeys: String, CodingKey {
-        case device
-        case challengeID = "challenge_id"
-        case signature
-    }
 }
 
 /// The statement a user's identity key signs to enrol a device.
@@ -67,11 +61,5 @@ public enum DeviceEnrolment {
         let nonce: Data
         let device: RegisterDeviceRequest
 
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id"
-            case challengeID = "challenge_id"
-            case nonce
-            case device
-        }
     }
 }

@@ -12,12 +12,6 @@ public struct CreateFamilyMemberRequest: Codable, Sendable, Equatable {
         self.wrappedFMK = wrappedFMK
         self.statement = statement
     }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case wrappedFMK = "wrapped_fmk"
-        case statement
-    }
 }
 
 /// A family member and the FMK version their records are under.
@@ -33,13 +27,6 @@ public struct FamilyMemberResponse: Codable, Sendable, Equatable {
         self.currentFMKVersion = currentFMKVersion
         self.createdAt = createdAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case ownerUserID = "owner_user_id"
-        case currentFMKVersion = "current_fmk_version"
-        case createdAt = "created_at"
-    }
 }
 
 /// The family members a user has an active grant for.
@@ -48,10 +35,6 @@ public struct FamilyMemberList: Codable, Sendable, Equatable {
 
     public init(familyMembers: [FamilyMemberResponse]) {
         self.familyMembers = familyMembers
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMembers = "family_members"
     }
 }
 
@@ -64,11 +47,6 @@ public struct FMKVersionResponse: Codable, Sendable, Equatable {
         self.familyMemberID = familyMemberID
         self.currentFMKVersion = currentFMKVersion
     }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case currentFMKVersion = "current_fmk_version"
-    }
 }
 
 /// Hands ownership to a user who already holds an active grant.
@@ -80,10 +58,5 @@ public struct TransferOwnershipRequest: Codable, Sendable, Equatable {
     public init(newOwnerUserID: UUID, statement: SignedKeyStatement? = nil) {
         self.newOwnerUserID = newOwnerUserID
         self.statement = statement
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case newOwnerUserID = "new_owner_user_id"
-        case statement
     }
 }

@@ -71,19 +71,6 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
         self.transfer = transfer
         self.recoveryKeyChange = recoveryKeyChange
     }
-
-    enum CodingKeys: String, CodingKey {
-        case operationID = "operation_id"
-        case userID = "user_id"
-        case kind, state
-        case initiatedBy = "initiated_by"
-        case receivedAt = "received_at"
-        case effectiveAt = "effective_at"
-        case decidedBy = "decided_by"
-        case decidedByDevice = "decided_by_device"
-        case decidedAt = "decided_at"
-        case rotation, transfer, recoveryKeyChange = "recovery_key_change"
-    }
 }
 
 /// An ownership transfer as a governed operation holds it: the family member, the new owner and
@@ -97,12 +84,6 @@ public struct OwnershipTransfer: Codable, Sendable, Equatable {
         self.familyMemberID = familyMemberID
         self.newOwnerUserID = newOwnerUserID
         self.statement = statement
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case newOwnerUserID = "new_owner_user_id"
-        case statement
     }
 }
 
@@ -133,10 +114,6 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
         let recoveryPublicKey: Data
         let previousRecoveryPublicKey: Data?
 
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id", recoveryPublicKey = "recovery_public_key"
-            case previousRecoveryPublicKey = "previous_recovery_public_key"
-        }
     }
 
     /// A domain label, a newline, the canonical JSON of the user, the key and the key it replaces.
@@ -149,12 +126,6 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     public func signingInput() throws -> [UInt8] {
         try Self.signingInput(userID: userID, recoveryPublicKey: recoveryPublicKey, previousRecoveryPublicKey: previousRecoveryPublicKey)
     }
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id", recoveryPublicKey = "recovery_public_key"
-        case previousRecoveryPublicKey = "previous_recovery_public_key", signature
-        case recoveryBinding = "recovery_binding"
-    }
 }
 
 /// `POST /v1/governance/operations/{id}/approve` from a device, with an optional body: the
@@ -166,10 +137,6 @@ public struct GovernanceApproval: Codable, Sendable, Equatable {
     public init(deviceApproval: DeviceApproval? = nil) {
         self.deviceApproval = deviceApproval
     }
-
-    enum CodingKeys: String, CodingKey {
-        case deviceApproval = "device_approval"
-    }
 }
 
 /// A user's governed operations, newest first.
@@ -178,9 +145,5 @@ public struct GovernedOperationList: Codable, Sendable, Equatable {
 
     public init(operations: [GovernedOperation]) {
         self.operations = operations
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case operations
     }
 }

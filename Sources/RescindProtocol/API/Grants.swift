@@ -24,16 +24,6 @@ public struct WrappedKeyResponse: Codable, Sendable, Equatable {
         self.granterAgreementPublicKey = granterAgreementPublicKey
         self.keyStatements = keyStatements
     }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case fmkVersion = "fmk_version"
-        case wrapping
-        case wrappedFMK = "wrapped_fmk"
-        case grantedByUserID = "granted_by_user_id"
-        case granterAgreementPublicKey = "granter_agreement_public_key"
-        case keyStatements = "key_statements"
-    }
 }
 
 /// Replaces the caller's own wrapped copy at the current version.
@@ -56,14 +46,6 @@ public struct ReplaceKeyRequest: Codable, Sendable, Equatable {
         self.wrappedFMK = wrappedFMK
         self.granterAgreementPublicKey = granterAgreementPublicKey
         self.statement = statement
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case fmkVersion = "fmk_version"
-        case wrapping
-        case wrappedFMK = "wrapped_fmk"
-        case granterAgreementPublicKey = "granter_agreement_public_key"
-        case statement
     }
 }
 
@@ -88,14 +70,6 @@ public struct GrantRequest: Codable, Sendable, Equatable {
         self.granteeAgreementPublicKey = granteeAgreementPublicKey
         self.statement = statement
     }
-
-    enum CodingKeys: String, CodingKey {
-        case granteeUserID = "grantee_user_id"
-        case fmkVersion = "fmk_version"
-        case wrappedFMK = "wrapped_fmk"
-        case granteeAgreementPublicKey = "grantee_agreement_public_key"
-        case statement
-    }
 }
 
 /// One access grant (wrapped key omitted).
@@ -119,17 +93,6 @@ public struct GrantResponse: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.revokedAt = revokedAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case grantID = "grant_id"
-        case familyMemberID = "family_member_id"
-        case granteeUserID = "grantee_user_id"
-        case grantedByUserID = "granted_by_user_id"
-        case wrapping
-        case fmkVersion = "fmk_version"
-        case createdAt = "created_at"
-        case revokedAt = "revoked_at"
-    }
 }
 
 /// Who has (or recently had) access.
@@ -138,9 +101,5 @@ public struct GrantList: Codable, Sendable, Equatable {
 
     public init(grants: [GrantResponse]) {
         self.grants = grants
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case grants
     }
 }

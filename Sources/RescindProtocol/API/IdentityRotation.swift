@@ -30,14 +30,6 @@ public struct IdentityRotationStatement: Codable, Sendable, Equatable {
         self.issuedAt = issuedAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case generation
-        case previousIdentityPublicKey = "previous_identity_public_key"
-        case identityPublicKey = "identity_public_key"
-        case agreementPublicKey = "agreement_public_key"
-        case issuedAt = "issued_at"
-    }
 
     /// What both identity keys sign: the statement, canonically encoded, under its own domain label.
     public func signingInput() throws -> [UInt8] {
@@ -78,15 +70,6 @@ public struct IdentityRotation: Codable, Sendable, Equatable {
         self.recoverySignature = recoverySignature
         self.deviceApprovals = deviceApprovals
     }
-
-    enum CodingKeys: String, CodingKey {
-        case statement
-        case previousKeySignature = "previous_key_signature"
-        case newKeySignature = "new_key_signature"
-        case recoveryBinding = "recovery_binding"
-        case recoverySignature = "recovery_signature"
-        case deviceApprovals = "device_approvals"
-    }
 }
 
 /// A user's rotations, oldest first.
@@ -95,9 +78,5 @@ public struct IdentityRotationList: Codable, Sendable, Equatable {
 
     public init(rotations: [IdentityRotation]) {
         self.rotations = rotations
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case rotations
     }
 }

@@ -35,16 +35,6 @@ public struct Invitation: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case invitationID = "invitation_id"
-        case inviterUserID = "inviter_user_id"
-        case inviterIdentityPublicKey = "inviter_identity_public_key"
-        case inviterAgreementPublicKey = "inviter_agreement_public_key"
-        case familyMemberID = "family_member_id"
-        case invitationPublicKey = "invitation_public_key"
-        case createdAt = "created_at"
-        case expiresAt = "expires_at"
-    }
 
     /// What the inviter's identity key signs.
     public func signingInput() throws -> [UInt8] {
@@ -80,13 +70,6 @@ public struct InvitationAcceptance: Codable, Sendable, Equatable {
         self.acceptedAt = acceptedAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case invitationID = "invitation_id"
-        case inviteeUserID = "invitee_user_id"
-        case inviteeIdentityPublicKey = "invitee_identity_public_key"
-        case inviteeAgreementPublicKey = "invitee_agreement_public_key"
-        case acceptedAt = "accepted_at"
-    }
 
     /// What both the invitee's identity key and the invitation key sign.
     public func signingInput() throws -> [UInt8] {
@@ -106,12 +89,6 @@ public struct SignedInvitationAcceptance: Codable, Sendable, Equatable {
         self.acceptance = acceptance
         self.identitySignature = identitySignature
         self.invitationKeySignature = invitationKeySignature
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case acceptance
-        case identitySignature = "identity_signature"
-        case invitationKeySignature = "invitation_key_signature"
     }
 }
 

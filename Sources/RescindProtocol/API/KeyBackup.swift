@@ -39,17 +39,6 @@ public struct KeyBackup: Codable, Sendable, Equatable {
         self.signature = signature
     }
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case identityPublicKey = "identity_public_key"
-        case agreementPublicKey = "agreement_public_key"
-        case recoveryPublicKey = "recovery_public_key"
-        case ephemeralPublicKey = "ephemeral_public_key"
-        case agreementKey = "agreement_key"
-        case identityKey = "identity_key"
-        case masterKey = "master_key"
-        case signature
-    }
 
     /// What the recovery key signs: `rescind-key-backup-v1\n` and the canonical JSON of every
     /// field but the signature.

@@ -12,10 +12,6 @@ public struct KeyChainViolationRecord: Codable, Sendable, Equatable {
         self.verification = verification
         self.receivedAt = receivedAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case violation, verification, receivedAt = "received_at"
-    }
 }
 
 /// `GET /v1/key-chain-violations`: the most recent reports, newest first.
@@ -24,10 +20,6 @@ public struct KeyChainViolationList: Codable, Sendable, Equatable {
 
     public init(violations: [KeyChainViolationRecord]) {
         self.violations = violations
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case violations
     }
 }
 
@@ -39,9 +31,5 @@ public struct KeyChainViolationReceipt: Codable, Sendable, Equatable {
     public init(reportID: UUID, verification: AuditNotification.ReporterVerification) {
         self.reportID = reportID
         self.verification = verification
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case reportID = "report_id", verification
     }
 }

@@ -49,20 +49,6 @@ public struct RecordVersion: Codable, Sendable, Equatable {
             recordID: recordID, familyMemberID: familyMemberID, fmkVersion: fmkVersion, nonce: nonce,
             ciphertext: ciphertext, tag: tag, changeSeq: 0)
     }
-
-    enum CodingKeys: String, CodingKey {
-        case versionID = "version_id"
-        case recordID = "record_id"
-        case familyMemberID = "family_member_id"
-        case kind
-        case fmkVersion = "fmk_version"
-        case nonce
-        case ciphertext
-        case tag
-        case createdAt = "created_at"
-        case byUserID = "by_user_id"
-        case byDeviceID = "by_device_id"
-    }
 }
 
 /// A family member's kept versions (its trash and overwritten records), newest first.
@@ -75,11 +61,6 @@ public struct RecordVersionList: Codable, Sendable, Equatable {
         self.versions = versions
         self.retentionDays = retentionDays
     }
-
-    enum CodingKeys: String, CodingKey {
-        case versions
-        case retentionDays = "retention_days"
-    }
 }
 
 /// Restores one kept version of a record: the latest unless `versionID` names one.
@@ -88,10 +69,6 @@ public struct RestoreRecordRequest: Codable, Sendable, Equatable {
 
     public init(versionID: UUID? = nil) {
         self.versionID = versionID
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case versionID = "version_id"
     }
 }
 
@@ -107,13 +84,6 @@ public struct StagedRecordVersion: Codable, Sendable, Equatable {
         self.nonce = nonce
         self.ciphertext = ciphertext
         self.tag = tag
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case versionID = "version_id"
-        case nonce
-        case ciphertext
-        case tag
     }
 }
 

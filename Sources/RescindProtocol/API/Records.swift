@@ -13,13 +13,6 @@ public struct PutRecordRequest: Codable, Sendable, Equatable {
         self.ciphertext = ciphertext
         self.tag = tag
     }
-
-    enum CodingKeys: String, CodingKey {
-        case fmkVersion = "fmk_version"
-        case nonce
-        case ciphertext
-        case tag
-    }
 }
 
 /// An encrypted record.
@@ -41,16 +34,6 @@ public struct RecordResponse: Codable, Sendable, Equatable {
         self.tag = tag
         self.changeSeq = changeSeq
     }
-
-    enum CodingKeys: String, CodingKey {
-        case recordID = "record_id"
-        case familyMemberID = "family_member_id"
-        case fmkVersion = "fmk_version"
-        case nonce
-        case ciphertext
-        case tag
-        case changeSeq = "change_seq"
-    }
 }
 
 /// One page of changes after a cursor; pass `nextCursor` as `since` for the next.
@@ -67,13 +50,5 @@ public struct RecordPage: Codable, Sendable, Equatable {
         self.nextCursor = nextCursor
         self.hasMore = hasMore
         self.currentFMKVersion = currentFMKVersion
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case records
-        case deletedRecordIDs = "deleted_record_ids"
-        case nextCursor = "next_cursor"
-        case hasMore = "has_more"
-        case currentFMKVersion = "current_fmk_version"
     }
 }

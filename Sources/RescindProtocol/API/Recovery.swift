@@ -9,10 +9,6 @@ public struct RecoveryChallengeRequest: Codable, Sendable, Equatable {
     public init(userID: UUID) {
         self.userID = userID
     }
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-    }
 }
 
 /// What a user's recovery key orders, at once, over a fresh challenge
@@ -52,15 +48,6 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
         self.statementSignature = statementSignature
     }
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case challengeID = "challenge_id"
-        case kind
-        case device
-        case deviceID = "device_id"
-        case operationID = "operation_id"
-        case statementSignature = "statement_signature"
-    }
 
     /// What the recovery key signs: `rescind-recovery-action-v1\n` and the canonical JSON of the
     /// action with the challenge's nonce, so a signature works for this challenge only.
@@ -83,10 +70,6 @@ public struct SignedRecoveryAction: Codable, Sendable, Equatable {
         self.action = action
         self.signature = signature
     }
-
-    enum CodingKeys: String, CodingKey {
-        case action, signature
-    }
 }
 
 /// What a recovery action did.
@@ -101,11 +84,5 @@ public struct RecoveryActionResult: Codable, Sendable, Equatable {
         self.kind = kind
         self.deviceID = deviceID
         self.operation = operation
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case kind
-        case deviceID = "device_id"
-        case operation
     }
 }

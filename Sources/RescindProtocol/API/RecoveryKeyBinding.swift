@@ -16,9 +16,6 @@ public enum RecoveryKeyBinding {
         let identityPublicKey: Data
         let recoveryPublicKey: Data
 
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id", identityPublicKey = "identity_public_key", recoveryPublicKey = "recovery_public_key"
-        }
     }
 
     /// A domain label, a newline, the canonical JSON of the user and the two keys.

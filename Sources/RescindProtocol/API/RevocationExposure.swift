@@ -82,16 +82,8 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
         /// It fetched neither the key nor a page of this family member.
         public var neverSynced: Bool { lastSyncAt == nil }
 
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id"
-            case name, role
-            case retiredAt = "retired_at"
-            case commanded
-            case fmkVersion = "fmk_version"
-            case changeSeq = "change_seq"
-            case lastSyncAt = "last_sync_at"
-            case recordsFetched = "records_fetched"
-            case changesSinceSync = "changes_since_sync"
+        enum CodingKeys: CodingKey {
+            case deviceID, name, role, retiredAt, commanded, fmkVersion, changeSeq, lastSyncAt, recordsFetched, changesSinceSync
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -107,19 +99,6 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
             try container.encode(recordsFetched, forKey: .recordsFetched)
             try container.encode(changesSinceSync, forKey: .changesSinceSync)
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case schema
-        case eventID = "event_id"
-        case familyMemberID = "family_member_id"
-        case revokedUserID = "revoked_user_id"
-        case ownerUserID = "owner_user_id"
-        case fromFMKVersion = "from_fmk_version"
-        case newFMKVersion = "new_fmk_version"
-        case recordsTotal = "records_total"
-        case committedAt = "committed_at"
-        case devices
     }
 }
 
@@ -138,13 +117,5 @@ public struct SealedRevocationExposure: Codable, Sendable, Equatable {
         self.sealedToUserID = sealedToUserID
         self.sealedReport = sealedReport
         self.createdAt = createdAt
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case eventID = "event_id"
-        case familyMemberID = "family_member_id"
-        case sealedToUserID = "sealed_to_user_id"
-        case sealedReport = "sealed_report"
-        case createdAt = "created_at"
     }
 }

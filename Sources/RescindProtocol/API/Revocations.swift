@@ -9,11 +9,6 @@ public struct BeginRevocationRequest: Codable, Sendable, Equatable {
         self.revokedUserID = revokedUserID
         self.reason = reason
     }
-
-    enum CodingKeys: String, CodingKey {
-        case revokedUserID = "revoked_user_id"
-        case reason
-    }
 }
 
 /// Starts revoking one user from every family member the caller owns.
@@ -22,10 +17,6 @@ public struct BeginUserRevocationRequest: Codable, Sendable, Equatable {
 
     public init(reason: String? = nil) {
         self.reason = reason
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case reason
     }
 }
 
@@ -36,10 +27,6 @@ public struct BeginRotationRequest: Codable, Sendable, Equatable {
 
     public init(reason: String? = nil) {
         self.reason = reason
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case reason
     }
 }
 
@@ -65,17 +52,6 @@ public struct RevocationResponse: Codable, Sendable, Equatable {
         self.remainingGrantees = remainingGrantees
         self.expiresAt = expiresAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case revocationID = "revocation_id"
-        case familyMemberID = "family_member_id"
-        case revokedUserID = "revoked_user_id"
-        case fromFMKVersion = "from_fmk_version"
-        case newFMKVersion = "new_fmk_version"
-        case recordIDs = "record_ids"
-        case remainingGrantees = "remaining_grantees"
-        case expiresAt = "expires_at"
-    }
 }
 
 /// Revocations begun together (stolen device).
@@ -84,10 +60,6 @@ public struct RevocationList: Codable, Sendable, Equatable {
 
     public init(revocations: [RevocationResponse]) {
         self.revocations = revocations
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case revocations
     }
 }
 
@@ -108,14 +80,6 @@ public struct StagedRecord: Codable, Sendable, Equatable {
         self.ciphertext = ciphertext
         self.tag = tag
     }
-
-    enum CodingKeys: String, CodingKey {
-        case recordID = "record_id"
-        case sourceChangeSeq = "source_change_seq"
-        case nonce
-        case ciphertext
-        case tag
-    }
 }
 
 /// A batch of re-encrypted records; uploading a record twice keeps the last.
@@ -124,10 +88,6 @@ public struct UploadBatchRequest: Codable, Sendable, Equatable {
 
     public init(records: [StagedRecord]) {
         self.records = records
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case records
     }
 }
 
@@ -141,12 +101,6 @@ public struct UploadBatchResponse: Codable, Sendable, Equatable {
         self.staged = staged
         self.totalStaged = totalStaged
         self.totalExpected = totalExpected
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case staged
-        case totalStaged = "total_staged"
-        case totalExpected = "total_expected"
     }
 }
 
@@ -165,13 +119,6 @@ public struct NewGrant: Codable, Sendable, Equatable {
         self.wrappedFMK = wrappedFMK
         self.granteeAgreementPublicKey = granteeAgreementPublicKey
     }
-
-    enum CodingKeys: String, CodingKey {
-        case granteeUserID = "grantee_user_id"
-        case wrapping
-        case wrappedFMK = "wrapped_fmk"
-        case granteeAgreementPublicKey = "grantee_agreement_public_key"
-    }
 }
 
 /// Commits a revocation: must cover every remaining grantee and no one else.
@@ -189,13 +136,6 @@ public struct CommitRevocationRequest: Codable, Sendable, Equatable {
         self.clientDurationMs = clientDurationMs
         self.statement = statement
     }
-
-    enum CodingKeys: String, CodingKey {
-        case newFMKVersion = "new_fmk_version"
-        case grants
-        case clientDurationMs = "client_duration_ms"
-        case statement
-    }
 }
 
 /// A committed revocation.
@@ -212,14 +152,6 @@ public struct RevocationCommitted: Codable, Sendable, Equatable {
         self.newFMKVersion = newFMKVersion
         self.recordsReencrypted = recordsReencrypted
         self.devicesNotified = devicesNotified
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case eventID = "event_id"
-        case familyMemberID = "family_member_id"
-        case newFMKVersion = "new_fmk_version"
-        case recordsReencrypted = "records_reencrypted"
-        case devicesNotified = "devices_notified"
     }
 }
 
@@ -244,14 +176,6 @@ public struct RevocationPreview: Codable, Sendable, Equatable {
             self.name = name
             self.action = action
         }
-
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id"
-            case userID = "user_id"
-            case userDisplayName = "user_display_name"
-            case name
-            case action
-        }
     }
 
     public var familyMemberID: UUID
@@ -267,13 +191,5 @@ public struct RevocationPreview: Codable, Sendable, Equatable {
         self.revokedUserDisplayName = revokedUserDisplayName
         self.recordCount = recordCount
         self.devices = devices
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case revokedUserID = "revoked_user_id"
-        case revokedUserDisplayName = "revoked_user_display_name"
-        case recordCount = "record_count"
-        case devices
     }
 }

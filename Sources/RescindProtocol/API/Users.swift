@@ -21,14 +21,6 @@ public struct RegisterDeviceRequest: Codable, Sendable, Equatable {
         self.role = role
         self.signingPublicKey = signingPublicKey
     }
-
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id"
-        case name
-        case kind
-        case role
-        case signingPublicKey = "signing_public_key"
-    }
 }
 
 /// Registers a user with their public keys and first device, signed with the identity key (`UserRegistration.signingInput`).
@@ -60,18 +52,6 @@ public struct RegisterUserRequest: Codable, Sendable, Equatable {
         self.recoverySignature = recoverySignature
         self.recoveryBinding = recoveryBinding
     }
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case displayName = "display_name"
-        case agreementPublicKey = "agreement_public_key"
-        case identityPublicKey = "identity_public_key"
-        case device
-        case recoveryPublicKey = "recovery_public_key"
-        case signature
-        case recoverySignature = "recovery_signature"
-        case recoveryBinding = "recovery_binding"
-    }
 }
 
 /// A user's public identity: what a granter needs to wrap an FMK for them.
@@ -99,16 +79,6 @@ public struct UserResponse: Codable, Sendable, Equatable {
         self.identityGeneration = identityGeneration
         self.recoveryPublicKey = recoveryPublicKey
         self.recoveryBinding = recoveryBinding
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case displayName = "display_name"
-        case agreementPublicKey = "agreement_public_key"
-        case identityPublicKey = "identity_public_key"
-        case identityGeneration = "identity_generation"
-        case recoveryPublicKey = "recovery_public_key"
-        case recoveryBinding = "recovery_binding"
     }
 }
 
@@ -149,20 +119,6 @@ public struct DeviceResponse: Codable, Sendable, Equatable {
         self.familyMembers = familyMembers
         self.certificate = certificate
     }
-
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id"
-        case userID = "user_id"
-        case name
-        case kind
-        case role
-        case signingPublicKey = "signing_public_key"
-        case registeredAt = "registered_at"
-        case lastUsedAt = "last_used_at"
-        case retiredAt = "retired_at"
-        case familyMembers = "family_members"
-        case certificate
-    }
 }
 
 /// A device's last check-in for one family member: the FMK version of the last key it fetched,
@@ -186,11 +142,8 @@ public struct DeviceSyncState: Codable, Sendable, Equatable {
         self.fetchedAt = fetchedAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id"
-        case fmkVersion = "fmk_version"
-        case changeSeq = "change_seq"
-        case fetchedAt = "fetched_at"
+    enum CodingKeys: CodingKey {
+        case familyMemberID, fmkVersion, changeSeq, fetchedAt
     }
 
     /// `change_seq` is always present, `null` when the feed never gave a change.
@@ -210,10 +163,6 @@ public struct DeviceList: Codable, Sendable, Equatable {
     public init(devices: [DeviceResponse]) {
         self.devices = devices
     }
-
-    enum CodingKeys: String, CodingKey {
-        case devices
-    }
 }
 
 /// Who a bearer token belongs to.
@@ -225,11 +174,6 @@ public struct MeResponse: Codable, Sendable, Equatable {
         self.user = user
         self.device = device
     }
-
-    enum CodingKeys: String, CodingKey {
-        case user
-        case device
-    }
 }
 
 /// The grant service's message-signing key, which agents pin.
@@ -238,9 +182,5 @@ public struct ServiceKeyResponse: Codable, Sendable, Equatable {
 
     public init(signingPublicKey: Data) {
         self.signingPublicKey = signingPublicKey
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case signingPublicKey = "signing_public_key"
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The one JSON form Rescind signs and sends: sorted keys, no insignificant
-/// whitespace, timestamps as RFC 3339 UTC with milliseconds, bytes as base64.
+/// The one JSON form Rescind signs and sends: field names in snake case (`WireKeys`), sorted
+/// keys, no insignificant whitespace, timestamps as RFC 3339 UTC with milliseconds, bytes as
+/// base64.
 ///
 /// Signatures cover this encoding of the *typed* payload, so a verifier that
 /// decodes and re-encodes gets the same bytes; any field it does not know
@@ -10,6 +11,7 @@ public enum CanonicalJSON {
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .custom(WireKeys.encodingKey)
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Timestamp.format(date))
@@ -20,6 +22,7 @@ public enum CanonicalJSON {
 
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .custom(WireKeys.decodingKey)
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)

@@ -15,9 +15,6 @@ public struct SignedMessage<Payload: Codable & Sendable>: Codable, Sendable {
     public var signature: Data
     public var payload: Payload
 
-    enum CodingKeys: String, CodingKey {
-        case schema, signer, signature, payload
-    }
 
     /// Signs `payload` as `signer`.
     public init(schema: String, signer: String, payload: Payload, key: Ed25519.PrivateKey) throws {

@@ -45,11 +45,6 @@ public struct KeyStatement: Codable, Sendable, Equatable {
             self.agreementKeyFingerprint = agreementKeyFingerprint
             self.wrappedFMKHash = wrappedFMKHash
         }
-
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id", wrapping, agreementKeyFingerprint = "agreement_key_fingerprint"
-            case wrappedFMKHash = "wrapped_fmk_hash"
-        }
     }
 
     /// The shortest security delay a verifier accepts between a change of owner being signed and
@@ -70,10 +65,6 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         public init(userID: UUID, identityPublicKey: Data) {
             self.userID = userID
             self.identityPublicKey = identityPublicKey
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case userID = "user_id", identityPublicKey = "identity_public_key"
         }
     }
 
@@ -124,13 +115,6 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         self.recoveryPublicKey = recoveryPublicKey
     }
 
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id", seq, kind, fmkVersion = "fmk_version"
-        case previousHash = "previous_hash", ownerUserID = "owner_user_id"
-        case signerIdentityKey = "signer_identity_key", holders, revokedUserID = "revoked_user_id"
-        case newOwner = "new_owner", fmkCommitment = "fmk_commitment", issuedAt = "issued_at"
-        case notBefore = "not_before", recoveryPublicKey = "recovery_public_key"
-    }
 
     /// What the signer signs: the domain label, a newline, the canonical JSON of the statement.
     public func signingInput() throws -> [UInt8] {
@@ -174,11 +158,6 @@ public struct SignedKeyStatement: Codable, Sendable, Equatable {
         self.rotation = rotation
         self.deviceApprovals = deviceApprovals
     }
-
-    enum CodingKeys: String, CodingKey {
-        case statement, signature, newOwnerSignature = "new_owner_signature", recoverySignature = "recovery_signature", rotation
-        case deviceApprovals = "device_approvals"
-    }
 }
 
 /// A family member's statements after a known sequence number, oldest first.
@@ -189,9 +168,5 @@ public struct KeyStatementList: Codable, Sendable, Equatable {
     public init(familyMemberID: UUID, statements: [SignedKeyStatement]) {
         self.familyMemberID = familyMemberID
         self.statements = statements
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case familyMemberID = "family_member_id", statements
     }
 }

@@ -41,10 +41,4 @@ public struct AccessEvent: Codable, Sendable, Equatable {
         self.details = details
         self.occurredAt = occurredAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case eventID = "event_id", kind, familyMemberID = "family_member_id", ownerUserID = "owner_user_id"
-        case ownerAgreementPublicKey = "owner_agreement_public_key", actorUserID = "actor_user_id"
-        case targetUserID = "target_user_id", fmkVersion = "fmk_version", details, occurredAt = "occurred_at"
-    }
 }

@@ -62,10 +62,6 @@ public struct AuditNotification: Codable, Sendable, Equatable {
             self.ackedAt = ackedAt
             self.late = late
         }
-
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", userID = "user_id", action, state, ackedAt = "acked_at", late
-        }
     }
 
     /// Where a refused message was read and why it was refused; never its contents.
@@ -134,11 +130,5 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         self.reporterVerification = reporterVerification
         self.governance = governance
         self.occurredAt = occurredAt
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case notificationID = "notification_id", kind, familyMemberID = "family_member_id", eventID = "event_id"
-        case deviceID = "device_id", commitToLastAckMs = "commit_to_last_ack_ms", devices, deadline, error, rejection
-        case violation, reporterVerification = "reporter_verification", governance, occurredAt = "occurred_at"
     }
 }

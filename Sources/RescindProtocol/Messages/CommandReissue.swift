@@ -30,11 +30,6 @@ public struct CommandReissue: Codable, Sendable, Equatable {
         self.attempt = attempt
         self.issuedAt = issuedAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case reissueID = "reissue_id", eventID = "event_id", deviceID = "device_id"
-        case originalCommandID = "original_command_id", attempt, issuedAt = "issued_at"
-    }
 }
 
 extension CommandReissue: BoundaryValidated {

@@ -73,9 +73,6 @@ public struct DeviceAck: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case ackID = "ack_id", commandID = "command_id", eventID = "event_id", deviceID = "device_id"
-        case action = "type", outcome, recordsProcessed = "records_processed"
-        case fmkVersion = "fmk_version", durationMs = "duration_ms", error, ackedAt = "acked_at"
-        case originalCommandID = "original_command_id", attempt, receiptCertificate = "receipt_certificate"
+        case ackID, commandID, eventID, deviceID, action = "type", outcome, recordsProcessed, fmkVersion, durationMs, error, ackedAt, originalCommandID, attempt, receiptCertificate
     }
 }

@@ -29,8 +29,6 @@ public struct DeviceCommand: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case commandID = "command_id", eventID = "event_id", deviceID = "device_id"
-        case action = "type", familyMemberID = "family_member_id"
-        case newFMKVersion = "new_fmk_version", issuedAt = "issued_at"
+        case commandID, eventID, deviceID, action = "type", familyMemberID, newFMKVersion, issuedAt
     }
 }

@@ -89,11 +89,4 @@ public struct GovernanceNotice: Codable, Sendable, Equatable {
         notice.audience = audience
         return notice
     }
-
-    enum CodingKeys: String, CodingKey {
-        case noticeID = "notice_id", deviceID = "device_id", audience, userID = "user_id", change, state
-        case operationID = "operation_id", subjectDeviceID = "subject_device_id", familyMemberID = "family_member_id"
-        case actorDeviceID = "actor_device_id", decidedBy = "decided_by", effectiveAt = "effective_at"
-        case occurredAt = "occurred_at"
-    }
 }

@@ -83,11 +83,4 @@ public struct KeyChainViolation: Codable, Sendable, Equatable {
         self.detail = detail
         self.detectedAt = detectedAt
     }
-
-    enum CodingKeys: String, CodingKey {
-        case reportID = "report_id", code, familyMemberID = "family_member_id"
-        case reporterUserID = "reporter_user_id", reporterDeviceID = "reporter_device_id"
-        case offeredFMKVersion = "offered_fmk_version", statementSeq = "statement_seq"
-        case verifiedSeq = "verified_seq", detail, detectedAt = "detected_at"
-    }
 }

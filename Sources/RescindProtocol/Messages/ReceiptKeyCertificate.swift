@@ -35,9 +35,6 @@ public struct ReceiptKeyCertificate: Codable, Sendable, Equatable {
         self.issuedAt = issuedAt
     }
 
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id", receiptPublicKey = "receipt_public_key", purpose, issuedAt = "issued_at"
-    }
 
     /// The signer of a device's answers and of its certificates: `device:<uuid>`.
     public static func deviceSigner(_ deviceID: UUID) -> String {

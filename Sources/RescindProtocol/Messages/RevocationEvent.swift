@@ -20,11 +20,6 @@ public struct RevocationEvent: Codable, Sendable, Equatable {
             self.action = action
             self.signingPublicKey = signingPublicKey
         }
-
-        enum CodingKeys: String, CodingKey {
-            case deviceID = "device_id", userID = "user_id", action
-            case signingPublicKey = "signing_public_key"
-        }
     }
 
     public var eventID: UUID
@@ -61,14 +56,5 @@ public struct RevocationEvent: Codable, Sendable, Equatable {
         self.clientDurationMs = clientDurationMs
         self.occurredAt = occurredAt
         self.expectedDevices = expectedDevices
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case eventID = "event_id", familyMemberID = "family_member_id", ownerUserID = "owner_user_id"
-        case ownerAgreementPublicKey = "owner_agreement_public_key"
-        case revokedUserID = "revoked_user_id", revokedByUserID = "revoked_by_user_id"
-        case newFMKVersion = "new_fmk_version", recordsReencrypted = "records_reencrypted"
-        case reason, clientDurationMs = "client_duration_ms", occurredAt = "occurred_at"
-        case expectedDevices = "expected_devices"
     }
 }
