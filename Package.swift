@@ -1,5 +1,6 @@
 // swift-tools-version:6.2
 // 6.2: the oldest toolchain every dependency accepts (deploy/Dockerfile builds with it).
+import CompilerPluginSupport
 import PackageDescription
 
 // Layers, bottom up:
@@ -50,6 +51,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.1"..<"604.0.0"),
     ],
     targets: [
         // MARK: C libraries, each wrapped exactly once
@@ -144,11 +146,21 @@ let package = Package(
             ]
         ),
 
+        // `@MemberwiseInit`: a struct's memberwise `init` at its own access level, so a public type
+        // does not write each property out twice. The plugin runs in the compiler, never at run time.
+        .macro(
+            name: "RescindMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]),
+        .target(name: "RescindMacros", dependencies: ["RescindMacrosPlugin"]),
+
         // Messages on the topics, their signed envelope, and the HTTP API's
         // request/response types: shared by the services, the agent and the CLI.
         .target(
             name: "RescindProtocol",
-            dependencies: ["RescindCrypto"]
+            dependencies: ["RescindCrypto", "RescindMacros"]
         ),
 
         // The grant service's HTTP API as a client (AsyncHTTPClient's shared pool, see HTTPTransport),
@@ -157,6 +169,7 @@ let package = Package(
         .target(
             name: "RescindClient",
             dependencies: [
+                "RescindMacros",
                 "RescindConfiguration",
                 "RescindCrypto",
                 "RescindObservability",
@@ -221,6 +234,7 @@ let package = Package(
         .target(
             name: "AuditService",
             dependencies: [
+                "RescindMacros",
                 "RescindObservability",
                 "RescindTracing",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -248,6 +262,7 @@ let package = Package(
         .target(
             name: "DeviceAgent",
             dependencies: [
+                "RescindMacros",
                 "RescindObservability",
                 "RescindTracing",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -399,7 +414,7 @@ let package = Package(
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit", "RescindTracing"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
-        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto"]),
+        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto", "RescindMacros"]),
         // The client library alone: the key history verifier's rules, QR codes, invitations' encoding
         // and checks, its transport against a Hummingbird app in process (no server of ours; the test
         // kit for its shared expectations).

@@ -1,19 +1,16 @@
 import Foundation
+import RescindMacros
 import RescindProtocol
 
 /// A revocation's exposure report as the owner reads it: the grant service's sealed snapshot
 /// (`RevocationExposure`: what each device of the revoked user had fetched) joined with the audit
 /// service's per-device acknowledgements (`RevocationStatus`: whether it erased, and when), and
 /// what no revocation can undo.
+@MemberwiseInit
 public struct ExposureReport: Sendable {
     public let exposure: RevocationExposure
     /// nil when the audit service has no record of the revocation (yet).
     public let status: RevocationStatus?
-
-    public init(exposure: RevocationExposure, status: RevocationStatus?) {
-        self.exposure = exposure
-        self.status = status
-    }
 
     /// Ack states that mean the device did what the revocation asked (or no longer needs to).
     public static let erasedStates: Set<String> = ["applied", "already_applied", "healed"]

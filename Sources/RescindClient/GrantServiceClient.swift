@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 import RescindProtocol
 import RescindTLS
 import Synchronization
@@ -35,14 +36,10 @@ public final class GrantServiceClient: Sendable {
     }
 
     /// A device that can sign challenges.
+    @MemberwiseInit
     public struct DeviceCredentials: Sendable {
         public let deviceID: UUID
         public let signingKey: Ed25519.PrivateKey
-
-        public init(deviceID: UUID, signingKey: Ed25519.PrivateKey) {
-            self.deviceID = deviceID
-            self.signingKey = signingKey
-        }
     }
 
     /// - Parameters:
@@ -194,16 +191,11 @@ struct Empty: Codable, Sendable {}
 
 /// An error answer of a Rescind service, or a failure to reach it (status 0, code
 /// `unreachable`).
+@MemberwiseInit
 public struct GrantServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     public let status: Int
     public let code: String
     public let message: String
-
-    public init(status: Int, code: String, message: String) {
-        self.status = status
-        self.code = code
-        self.message = message
-    }
 
     init(status: Int, body: Data) {
         if let decoded = try? CanonicalJSON.decode(APIErrorBody.self, from: body) {

@@ -88,6 +88,17 @@ import Testing
         }
     }
 
+    /// swift-syntax runs in the compiler, never in a process of ours: only the macro plugin
+    /// depends on it, and every other target reaches it only through the plugin. (A test target
+    /// depending on the plugin would make SwiftPM build every test for the host, where the
+    /// executables' modules cannot be imported.)
+    @Test func onlyTheMacroPluginDependsOnSwiftSyntax() throws {
+        let targets = try Self.describe()
+        let users = targets.values.filter { $0.productDependencies.contains { $0.hasPrefix("SwiftSyntax") || $0 == "SwiftCompilerPlugin" } }
+        #expect(Set(users.map(\.name)) == ["RescindMacrosPlugin"], "\(users.map(\.name).sorted())")
+        #expect(targets["RescindMacrosPlugin"]?.type == "macro", "\(String(describing: targets["RescindMacrosPlugin"]?.type))")
+    }
+
     // MARK: Two layers: the product and the dev kit
 
     /// The dev kit: development cluster, launcher, test databases, fault plans, and the

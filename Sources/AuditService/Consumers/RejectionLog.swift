@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 import RescindPostgres
 import RescindProtocol
 
@@ -11,17 +12,13 @@ import RescindProtocol
 /// therefore never takes the room of another (the rare ones, `unprocessable` and
 /// `retries_exhausted`, keep theirs). Bodies (each cut to `maxStoredBytes`) are kept while the
 /// bucket's hourly `bytesPerHour` lasts. The claimed signer is no key: the sender chooses it.
+@MemberwiseInit
 struct RejectionLog: Sendable {
     /// Longest envelope prefix kept for investigation.
     static let maxStoredBytes = 64 * 1024
 
-    var rowsPerHour: Int
-    var bytesPerHour: Int
-
-    init(rowsPerHour: Int = 50, bytesPerHour: Int = 65_536) {
-        self.rowsPerHour = rowsPerHour
-        self.bytesPerHour = bytesPerHour
-    }
+    var rowsPerHour: Int = 50
+    var bytesPerHour: Int = 65_536
 
     init(_ configuration: AuditServiceConfiguration.Quarantine) {
         self.init(rowsPerHour: configuration.rowsPerHour, bytesPerHour: configuration.bytesPerHour)

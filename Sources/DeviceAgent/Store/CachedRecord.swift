@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 import RescindClient
+import RescindMacros
 
 /// A record in the local cache, still encrypted.
+@MemberwiseInit
 struct CachedRecord: Sendable, Equatable {
     var recordID: UUID
     var familyMemberID: UUID
@@ -11,16 +13,6 @@ struct CachedRecord: Sendable, Equatable {
     var ciphertext: Data
     var tag: Data
     var changeSeq: Int64
-
-    init(recordID: UUID, familyMemberID: UUID, fmkVersion: Int, nonce: Data, ciphertext: Data, tag: Data, changeSeq: Int64) {
-        self.recordID = recordID
-        self.familyMemberID = familyMemberID
-        self.fmkVersion = fmkVersion
-        self.nonce = nonce
-        self.ciphertext = ciphertext
-        self.tag = tag
-        self.changeSeq = changeSeq
-    }
 
     init(row: Row) throws {
         guard let id = UUID(uuidString: row["record_id"]), let member = UUID(uuidString: row["family_member_id"]) else {

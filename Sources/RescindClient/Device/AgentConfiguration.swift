@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 import RescindTLS
 
 /// Everything the agent needs to run, filled from the environment in one place
@@ -28,16 +29,12 @@ public struct AgentConfiguration: Sendable {
 
     /// Cost of Argon2id for a keystore created now; an existing keystore keeps the
     /// parameters it was created with.
+    @MemberwiseInit
     public struct KeyDerivationCost: Sendable {
         /// Passes over memory; default 3.
         public var opsLimit: UInt64 = Argon2id.Parameters.defaultOpsLimit
         /// Bytes of memory; default 64 MiB.
         public var memLimit: UInt64 = Argon2id.Parameters.defaultMemLimit
-
-        public init(opsLimit: UInt64 = Argon2id.Parameters.defaultOpsLimit, memLimit: UInt64 = Argon2id.Parameters.defaultMemLimit) {
-            self.opsLimit = opsLimit
-            self.memLimit = memLimit
-        }
     }
 
     public struct Kafka: Sendable {

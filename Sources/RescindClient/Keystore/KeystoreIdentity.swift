@@ -1,18 +1,14 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 
 /// What a keystore says in the clear: whose device it is and the inbox public key that
 /// commands are sealed to while the agent is locked. Read without the passphrase.
+@MemberwiseInit
 package struct KeystoreIdentity: Sendable {
     package let deviceID: UUID
     package let userID: UUID
     package let inboxPublicKey: X25519.PublicKey
-
-    package init(deviceID: UUID, userID: UUID, inboxPublicKey: X25519.PublicKey) {
-        self.deviceID = deviceID
-        self.userID = userID
-        self.inboxPublicKey = inboxPublicKey
-    }
 
     package init(_ keystore: Keystore) {
         self.init(deviceID: keystore.deviceID, userID: keystore.userKeys.userID, inboxPublicKey: keystore.inboxKey.publicKey)

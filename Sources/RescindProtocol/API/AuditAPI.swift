@@ -1,10 +1,12 @@
 import Foundation
+import RescindMacros
 
 /// One entry of a family member's access log, as the audit service stores it.
 ///
 /// `encryptedDetails` is a sealed box (`crypto_box_seal`) to the owner's X25519 key at
 /// the time of the entry: open it with `AnonymousSealedBox.open` and decode `AuditDetails`.
 /// The hashes and signature let a client re-verify the chain itself.
+@MemberwiseInit
 public struct AccessLogEntry: Codable, Sendable, Equatable {
     public var logID: UUID
     public var familyMemberID: UUID
@@ -24,28 +26,11 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     public var entryHash: Data
     /// The audit service's Ed25519 signature over the entry hash.
     public var signature: Data
-
-    public init(
-        logID: UUID, familyMemberID: UUID, seq: Int64, eventType: String, actorUserID: UUID, targetUserID: UUID?,
-        encryptedDetails: Data, occurredAt: Date, sourceID: UUID, prevHash: Data, entryHash: Data, signature: Data
-    ) {
-        self.logID = logID
-        self.familyMemberID = familyMemberID
-        self.seq = seq
-        self.eventType = eventType
-        self.actorUserID = actorUserID
-        self.targetUserID = targetUserID
-        self.encryptedDetails = encryptedDetails
-        self.occurredAt = occurredAt
-        self.sourceID = sourceID
-        self.prevHash = prevHash
-        self.entryHash = entryHash
-        self.signature = signature
-    }
 }
 
 /// A family member's chain head as the audit service last signed it: a reader who checks
 /// the entries against it also detects entries cut off the end of the log.
+@MemberwiseInit
 public struct AccessLogHead: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     /// The last entry's seq (0: no entry yet).
@@ -54,49 +39,28 @@ public struct AccessLogHead: Codable, Sendable, Equatable {
     public var hash: Data
     /// The audit service's Ed25519 signature over `AuditChain.headSigningInput`.
     public var signature: Data
-
-    public init(familyMemberID: UUID, seq: Int64, hash: Data, signature: Data) {
-        self.familyMemberID = familyMemberID
-        self.seq = seq
-        self.hash = hash
-        self.signature = signature
-    }
 }
 
 /// A page of the access log, newest first; pass `nextBefore` as `before` for the next page.
+@MemberwiseInit
 public struct AccessLogPage: Codable, Sendable, Equatable {
     public var entries: [AccessLogEntry]
     public var nextBefore: Int64?
-
-    public init(entries: [AccessLogEntry], nextBefore: Int64?) {
-        self.entries = entries
-        self.nextBefore = nextBefore
-    }
 }
 
 /// The plaintext inside an entry's `encrypted_details`: what the owner's client shows
 /// (the guide's "Settings > Access Log"). Fields absent for a kind are omitted.
+@MemberwiseInit
 public struct AuditDetails: Codable, Sendable, Equatable {
     /// A device named in a revocation, and (for completion) how it answered.
+    @MemberwiseInit
     public struct Device: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
         public var action: DeviceAction
-        public var state: String?
-        public var ackedAt: Date?
-        public var recordsProcessed: Int?
-
-        public init(
-            deviceID: UUID, userID: UUID, action: DeviceAction, state: String? = nil, ackedAt: Date? = nil,
-            recordsProcessed: Int? = nil
-        ) {
-            self.deviceID = deviceID
-            self.userID = userID
-            self.action = action
-            self.state = state
-            self.ackedAt = ackedAt
-            self.recordsProcessed = recordsProcessed
-        }
+        public var state: String? = nil
+        public var ackedAt: Date? = nil
+        public var recordsProcessed: Int? = nil
     }
 
     public var eventType: String
@@ -104,46 +68,26 @@ public struct AuditDetails: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     public var actorUserID: UUID
     public var targetUserID: UUID?
-    public var fmkVersion: Int?
-    public var reason: String?
-    public var recordsReEncrypted: Int?
+    public var fmkVersion: Int? = nil
+    public var reason: String? = nil
+    public var recordsReEncrypted: Int? = nil
     /// Devices told to rotate or erase (`access_revoked`), or their answers (completion, overdue, failure).
-    public var devicesAffected: [Device]?
+    public var devicesAffected: [Device]? = nil
     /// Client-side re-encryption time reported with the revocation.
-    public var durationMs: Int?
-    public var commitToLastAckMs: Int?
-    public var error: String?
+    public var durationMs: Int? = nil
+    public var commitToLastAckMs: Int? = nil
+    public var error: String? = nil
     /// Kind-specific facts from the grant service (e.g. `previous_owner_user_id`).
-    public var facts: [String: String]?
+    public var facts: [String: String]? = nil
     /// What a client reported refusing (`key_chain_violation` entries).
-    public var violation: KeyChainViolation?
-
-    public init(
-        eventType: String, eventID: UUID, familyMemberID: UUID, actorUserID: UUID, targetUserID: UUID?,
-        fmkVersion: Int? = nil, reason: String? = nil, recordsReEncrypted: Int? = nil,
-        devicesAffected: [Device]? = nil, durationMs: Int? = nil, commitToLastAckMs: Int? = nil,
-        error: String? = nil, facts: [String: String]? = nil, violation: KeyChainViolation? = nil
-    ) {
-        self.eventType = eventType
-        self.eventID = eventID
-        self.familyMemberID = familyMemberID
-        self.actorUserID = actorUserID
-        self.targetUserID = targetUserID
-        self.fmkVersion = fmkVersion
-        self.reason = reason
-        self.recordsReEncrypted = recordsReEncrypted
-        self.devicesAffected = devicesAffected
-        self.durationMs = durationMs
-        self.commitToLastAckMs = commitToLastAckMs
-        self.error = error
-        self.facts = facts
-        self.violation = violation
-    }
+    public var violation: KeyChainViolation? = nil
 }
 
 /// The result of re-checking a family member's audit chain.
+@MemberwiseInit
 public struct ChainVerificationReport: Codable, Sendable, Equatable {
     /// One inconsistency, located at the entry where it shows.
+    @MemberwiseInit
     public struct Problem: Codable, Sendable, Equatable {
         /// `altered` (content does not match its hash), `bad_signature`, `broken_link`
         /// (previous hash differs: an entry was removed, inserted or reordered before it),
@@ -152,13 +96,6 @@ public struct ChainVerificationReport: Codable, Sendable, Equatable {
         public var seq: Int64
         public var logID: UUID?
         public var message: String
-
-        public init(code: String, seq: Int64, logID: UUID?, message: String) {
-            self.code = code
-            self.seq = seq
-            self.logID = logID
-            self.message = message
-        }
     }
 
     public var familyMemberID: UUID
@@ -167,39 +104,26 @@ public struct ChainVerificationReport: Codable, Sendable, Equatable {
     /// Hash of the last entry: a client that remembers it detects a later truncation too.
     public var headHash: Data?
     public var problems: [Problem]
-
-    public init(familyMemberID: UUID, valid: Bool, entries: Int, headHash: Data?, problems: [Problem]) {
-        self.familyMemberID = familyMemberID
-        self.valid = valid
-        self.entries = entries
-        self.headHash = headHash
-        self.problems = problems
-    }
 }
 
 /// A revocation as the audit service tracks it: who must still act, and how each device answered.
+@MemberwiseInit
 public struct RevocationStatus: Codable, Sendable, Equatable {
     /// One step of a device's command lifecycle.
+    @MemberwiseInit
     public struct Step: Codable, Sendable, Equatable {
         /// `issued`, `delivered`, `not_now`, `applied`, `already_applied`, `healed`, `failed`,
         /// `overdue`, `reissued` or `expired`.
         public var state: String
         public var at: Date
         /// The command the step concerns (a re-issue has its own id).
-        public var commandID: UUID?
+        public var commandID: UUID? = nil
         /// 1 for the grant service's command, then one more per re-issue.
-        public var attempt: Int?
-        public var error: String?
-
-        public init(state: String, at: Date, commandID: UUID? = nil, attempt: Int? = nil, error: String? = nil) {
-            self.state = state
-            self.at = at
-            self.commandID = commandID
-            self.attempt = attempt
-            self.error = error
-        }
+        public var attempt: Int? = nil
+        public var error: String? = nil
     }
 
+    @MemberwiseInit
     public struct Device: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
@@ -213,24 +137,9 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
         public var late: Bool
         public var error: String?
         /// Commands sent to the device for this revocation so far (1 + re-issues).
-        public var attempts: Int?
+        public var attempts: Int? = nil
         /// The lifecycle, oldest first: issued, every receipt and answer, overdue, re-issues.
-        public var history: [Step]?
-
-        public init(
-            deviceID: UUID, userID: UUID, action: DeviceAction, state: String, ackedAt: Date?, late: Bool,
-            error: String?, attempts: Int? = nil, history: [Step]? = nil
-        ) {
-            self.deviceID = deviceID
-            self.userID = userID
-            self.action = action
-            self.state = state
-            self.ackedAt = ackedAt
-            self.late = late
-            self.error = error
-            self.attempts = attempts
-            self.history = history
-        }
+        public var history: [Step]? = nil
     }
 
     public var eventID: UUID
@@ -245,37 +154,14 @@ public struct RevocationStatus: Codable, Sendable, Equatable {
     public var completedAt: Date?
     public var commitToLastAckMs: Int?
     public var devices: [Device]
-
-    public init(
-        eventID: UUID, familyMemberID: UUID, revokedUserID: UUID?, revokedByUserID: UUID, newFMKVersion: Int,
-        recordsReencrypted: Int, committedAt: Date, deadlineAt: Date, completedAt: Date?, commitToLastAckMs: Int?,
-        devices: [Device]
-    ) {
-        self.eventID = eventID
-        self.familyMemberID = familyMemberID
-        self.revokedUserID = revokedUserID
-        self.revokedByUserID = revokedByUserID
-        self.newFMKVersion = newFMKVersion
-        self.recordsReencrypted = recordsReencrypted
-        self.committedAt = committedAt
-        self.deadlineAt = deadlineAt
-        self.completedAt = completedAt
-        self.commitToLastAckMs = commitToLastAckMs
-        self.devices = devices
-    }
 }
 
 /// Recent revocations, newest first.
+@MemberwiseInit
 public struct RevocationStatusList: Codable, Sendable, Equatable {
     public var revocations: [RevocationStatus]
     /// The event-stream position this snapshot reflects: open the stream after it.
     public var streamPosition: Int64
     /// How many expected devices of the listed revocations are in each lifecycle state.
-    public var deviceStates: [String: Int]?
-
-    public init(revocations: [RevocationStatus], streamPosition: Int64, deviceStates: [String: Int]? = nil) {
-        self.revocations = revocations
-        self.streamPosition = streamPosition
-        self.deviceStates = deviceStates
-    }
+    public var deviceStates: [String: Int]? = nil
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 
 /// The recovery key's word that a device's signing key is one of its user's devices: the
 /// recovery key's Ed25519 signature over the user, the device and its key.
@@ -11,6 +12,7 @@ import RescindCrypto
 /// Only the recovery words make one (at `identity create` for the first device, for a device the
 /// words enrol, and for a device that asks them to vouch for it on itself), so a thief who enrols
 /// a device of their own gets none, and a compromised service cannot forge one.
+@MemberwiseInit
 public struct DeviceCertificate: Codable, Sendable, Equatable {
     public var userID: UUID
     public var deviceID: UUID
@@ -19,14 +21,6 @@ public struct DeviceCertificate: Codable, Sendable, Equatable {
     public var issuedAt: Date
     /// The recovery key's signature over `signingInput()`.
     public var signature: Data
-
-    public init(userID: UUID, deviceID: UUID, devicePublicKey: Data, issuedAt: Date, signature: Data) {
-        self.userID = userID
-        self.deviceID = deviceID
-        self.devicePublicKey = devicePublicKey
-        self.issuedAt = issuedAt
-        self.signature = signature
-    }
 
     /// Certifies `devicePublicKey` for `deviceID` of `userID` with `recoveryKey`.
     public init(userID: UUID, deviceID: UUID, devicePublicKey: Data, issuedAt: Date = Date(), recoveryKey: Ed25519.PrivateKey) throws {
@@ -69,15 +63,11 @@ public struct DeviceCertificate: Codable, Sendable, Equatable {
 /// A certified device's signature over a governed statement (an identity rotation): the
 /// device's own key agreeing to it, with the certificate that makes the key one of the user's
 /// devices. Kept beside the statement, outside anything it is hashed or signed with.
+@MemberwiseInit
 public struct DeviceApproval: Codable, Sendable, Equatable {
     public var certificate: DeviceCertificate
     /// The device key's signature over `DeviceApproval.signingInput(of:)`.
     public var signature: Data
-
-    public init(certificate: DeviceCertificate, signature: Data) {
-        self.certificate = certificate
-        self.signature = signature
-    }
 
     /// `deviceKey` (the certified one) approving the statement whose signing input is `statement`.
     public init(approving statement: [UInt8], certificate: DeviceCertificate, deviceKey: Ed25519.PrivateKey) {

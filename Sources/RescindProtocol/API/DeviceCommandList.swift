@@ -1,9 +1,12 @@
 import Foundation
+import RescindMacros
 
 /// The signed commands a device was sent, for the device itself to fetch what it missed
 /// (`GET /v1/devices/self/commands?after=…`): an agent offline for longer than the topic keeps
 /// messages still gets each command at its next check-in (the MDM model).
+@MemberwiseInit
 public struct DeviceCommandList: Codable, Sendable, Equatable {
+    @MemberwiseInit
     public struct Entry: Codable, Sendable, Equatable {
         /// The position to pass as `after` to get the entries after this one.
         public var seq: Int64
@@ -14,20 +17,9 @@ public struct DeviceCommandList: Codable, Sendable, Equatable {
         /// The W3C `traceparent` of the revocation that sent the command, when it was traced: a
         /// device that takes the command in here links its answer to that trace. Not signed, and
         /// only ever a link: a wrong one misleads a trace viewer, never the device.
-        public var traceparent: String?
-
-        public init(seq: Int64, commandID: UUID, envelope: Data, traceparent: String? = nil) {
-            self.seq = seq
-            self.commandID = commandID
-            self.envelope = envelope
-            self.traceparent = traceparent
-        }
+        public var traceparent: String? = nil
     }
 
     /// Oldest first, at most `limit`.
     public var commands: [Entry]
-
-    public init(commands: [Entry]) {
-        self.commands = commands
-    }
 }

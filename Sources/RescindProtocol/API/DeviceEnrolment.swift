@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// What kind of machine a device is; only for people reading `rescind device list`.
 public enum DeviceKind: String, Codable, Sendable, CaseIterable {
@@ -26,16 +27,11 @@ public enum DeviceRole: String, Codable, Sendable, CaseIterable {
 /// key's signature over `DeviceEnrolment.signingInput`, which names a fresh single-use
 /// challenge (`POST /v1/enrolment-challenges`), so a signature can be neither
 /// made with a device key nor replayed.
+@MemberwiseInit
 public struct EnrolDeviceRequest: Codable, Sendable, Equatable {
     public var device: RegisterDeviceRequest
     public var challengeID: UUID
     public var signature: Data
-
-    public init(device: RegisterDeviceRequest, challengeID: UUID, signature: Data) {
-        self.device = device
-        self.challengeID = challengeID
-        self.signature = signature
-    }
 }
 
 /// The statement a user's identity key signs to enrol a device.

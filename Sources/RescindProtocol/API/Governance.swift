@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// An operation that changes who a user is, begun from one of the user's devices.
 ///
@@ -9,6 +10,7 @@ import Foundation
 /// device that began it cancels it, or that device is retired (the operation is withdrawn).
 /// A thief holding one unlocked device can therefore start such a change, but every other
 /// device of the user hears of it and can stop it before it takes effect.
+@MemberwiseInit
 public struct GovernedOperation: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case rotateIdentity = "rotate_identity"
@@ -42,54 +44,30 @@ public struct GovernedOperation: Codable, Sendable, Equatable {
     public var receivedAt: Date
     /// When it takes effect if nobody decides it first.
     public var effectiveAt: Date
-    public var decidedBy: Decider?
-    public var decidedByDevice: UUID?
-    public var decidedAt: Date?
+    public var decidedBy: Decider? = nil
+    public var decidedByDevice: UUID? = nil
+    public var decidedAt: Date? = nil
     /// The signed rotation (`rotate_identity`).
-    public var rotation: IdentityRotation?
+    public var rotation: IdentityRotation? = nil
     /// The transfer, with the owner's signed `transfer` statement (`transfer_ownership`).
-    public var transfer: OwnershipTransfer?
+    public var transfer: OwnershipTransfer? = nil
     /// The new recovery key (`set_recovery`).
-    public var recoveryKeyChange: RecoveryKeyChange?
-
-    public init(
-        operationID: UUID, userID: UUID, kind: Kind, state: State, initiatedBy: UUID, receivedAt: Date, effectiveAt: Date,
-        decidedBy: Decider? = nil, decidedByDevice: UUID? = nil, decidedAt: Date? = nil, rotation: IdentityRotation? = nil,
-        transfer: OwnershipTransfer? = nil, recoveryKeyChange: RecoveryKeyChange? = nil
-    ) {
-        self.operationID = operationID
-        self.userID = userID
-        self.kind = kind
-        self.state = state
-        self.initiatedBy = initiatedBy
-        self.receivedAt = receivedAt
-        self.effectiveAt = effectiveAt
-        self.decidedBy = decidedBy
-        self.decidedByDevice = decidedByDevice
-        self.decidedAt = decidedAt
-        self.rotation = rotation
-        self.transfer = transfer
-        self.recoveryKeyChange = recoveryKeyChange
-    }
+    public var recoveryKeyChange: RecoveryKeyChange? = nil
 }
 
 /// An ownership transfer as a governed operation holds it: the family member, the new owner and
 /// the owner's signed `transfer` statement naming them.
+@MemberwiseInit
 public struct OwnershipTransfer: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     public var newOwnerUserID: UUID
     public var statement: SignedKeyStatement?
-
-    public init(familyMemberID: UUID, newOwnerUserID: UUID, statement: SignedKeyStatement?) {
-        self.familyMemberID = familyMemberID
-        self.newOwnerUserID = newOwnerUserID
-        self.statement = statement
-    }
 }
 
 /// A new recovery key for a user, signed by that key itself (only whoever holds it registers it)
 /// over the user, the key and the key it replaces: made for one state, it applies to that state
 /// only (a replay after the key changed again is superseded).
+@MemberwiseInit
 public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     public var userID: UUID
     public var recoveryPublicKey: Data
@@ -99,15 +77,7 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
     public var signature: Data
     /// The user's identity key's `RecoveryKeyBinding` of the new key, kept when the change takes
     /// effect under the same identity key (a rotation meanwhile leaves the new key unbound).
-    public var recoveryBinding: Data?
-
-    public init(userID: UUID, recoveryPublicKey: Data, previousRecoveryPublicKey: Data?, signature: Data, recoveryBinding: Data? = nil) {
-        self.userID = userID
-        self.recoveryPublicKey = recoveryPublicKey
-        self.previousRecoveryPublicKey = previousRecoveryPublicKey
-        self.signature = signature
-        self.recoveryBinding = recoveryBinding
-    }
+    public var recoveryBinding: Data? = nil
 
     struct Signed: Encodable {
         let userID: UUID
@@ -131,19 +101,13 @@ public struct RecoveryKeyChange: Codable, Sendable, Equatable {
 /// `POST /v1/governance/operations/{id}/approve` from a device, with an optional body: the
 /// approving device's `DeviceApproval` of an identity rotation. With the one of the device that
 /// began it, two certified devices agree, and the rotation takes effect at once.
+@MemberwiseInit
 public struct GovernanceApproval: Codable, Sendable, Equatable {
-    public var deviceApproval: DeviceApproval?
-
-    public init(deviceApproval: DeviceApproval? = nil) {
-        self.deviceApproval = deviceApproval
-    }
+    public var deviceApproval: DeviceApproval? = nil
 }
 
 /// A user's governed operations, newest first.
+@MemberwiseInit
 public struct GovernedOperationList: Codable, Sendable, Equatable {
     public var operations: [GovernedOperation]
-
-    public init(operations: [GovernedOperation]) {
-        self.operations = operations
-    }
 }

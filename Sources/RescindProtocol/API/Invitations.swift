@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// An owner's invitation (sharing ADR): signed with the inviter's identity key, single use,
 /// valid for at most `maximumLifetime`. It names a one-time *invitation key* whose private half
@@ -6,6 +7,7 @@ import Foundation
 /// whoever accepts must sign with it, so the grant service — which sees only the public half —
 /// cannot accept on anyone's behalf, and the token carries a fingerprint of the inviter's
 /// identity key, so the service cannot substitute the inviter either.
+@MemberwiseInit
 public struct Invitation: Codable, Sendable, Equatable {
     /// Seven days, as the sharing ADR says.
     public static let maximumLifetime: TimeInterval = 7 * 24 * 3600
@@ -21,20 +23,6 @@ public struct Invitation: Codable, Sendable, Equatable {
     public var createdAt: Date
     public var expiresAt: Date
 
-    public init(
-        invitationID: UUID, inviterUserID: UUID, inviterIdentityPublicKey: Data, inviterAgreementPublicKey: Data,
-        familyMemberID: UUID?, invitationPublicKey: Data, createdAt: Date, expiresAt: Date
-    ) {
-        self.invitationID = invitationID
-        self.inviterUserID = inviterUserID
-        self.inviterIdentityPublicKey = inviterIdentityPublicKey
-        self.inviterAgreementPublicKey = inviterAgreementPublicKey
-        self.familyMemberID = familyMemberID
-        self.invitationPublicKey = invitationPublicKey
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-    }
-
 
     /// What the inviter's identity key signs.
     public func signingInput() throws -> [UInt8] {
@@ -43,32 +31,21 @@ public struct Invitation: Codable, Sendable, Equatable {
 }
 
 /// An invitation and the inviter's identity signature over it (`POST /v1/invitations`).
+@MemberwiseInit
 public struct SignedInvitation: Codable, Sendable, Equatable {
     public var invitation: Invitation
     public var signature: Data
-
-    public init(invitation: Invitation, signature: Data) {
-        self.invitation = invitation
-        self.signature = signature
-    }
 }
 
 /// The invitee's answer: their keys, signed with their identity key and with the invitation
 /// key from the token (proof that they hold the token the owner handed over).
+@MemberwiseInit
 public struct InvitationAcceptance: Codable, Sendable, Equatable {
     public var invitationID: UUID
     public var inviteeUserID: UUID
     public var inviteeIdentityPublicKey: Data
     public var inviteeAgreementPublicKey: Data
     public var acceptedAt: Date
-
-    public init(invitationID: UUID, inviteeUserID: UUID, inviteeIdentityPublicKey: Data, inviteeAgreementPublicKey: Data, acceptedAt: Date) {
-        self.invitationID = invitationID
-        self.inviteeUserID = inviteeUserID
-        self.inviteeIdentityPublicKey = inviteeIdentityPublicKey
-        self.inviteeAgreementPublicKey = inviteeAgreementPublicKey
-        self.acceptedAt = acceptedAt
-    }
 
 
     /// What both the invitee's identity key and the invitation key sign.
@@ -78,21 +55,17 @@ public struct InvitationAcceptance: Codable, Sendable, Equatable {
 }
 
 /// An acceptance with both signatures (`POST /v1/invitations/{id}/acceptance`).
+@MemberwiseInit
 public struct SignedInvitationAcceptance: Codable, Sendable, Equatable {
     public var acceptance: InvitationAcceptance
     /// By the invitee's identity key.
     public var identitySignature: Data
     /// By the one-time invitation key whose seed is in the token.
     public var invitationKeySignature: Data
-
-    public init(acceptance: InvitationAcceptance, identitySignature: Data, invitationKeySignature: Data) {
-        self.acceptance = acceptance
-        self.identitySignature = identitySignature
-        self.invitationKeySignature = invitationKeySignature
-    }
 }
 
 /// An invitation as the service keeps it. The acceptance is shown to the inviter only.
+@MemberwiseInit
 public struct InvitationResponse: Codable, Sendable, Equatable {
     public enum Status: String, Codable, Sendable {
         case pending, accepted, expired
@@ -100,13 +73,7 @@ public struct InvitationResponse: Codable, Sendable, Equatable {
 
     public var invitation: SignedInvitation
     public var status: Status
-    public var acceptance: SignedInvitationAcceptance?
-
-    public init(invitation: SignedInvitation, status: Status, acceptance: SignedInvitationAcceptance? = nil) {
-        self.invitation = invitation
-        self.status = status
-        self.acceptance = acceptance
-    }
+    public var acceptance: SignedInvitationAcceptance? = nil
 }
 
 /// What the owner hands over in person: the invitation's id, the seed of its one-time key and

@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// A user's private keys escrowed to their recovery key (`KeyEscrow`): `PUT /v1/key-backup`
 /// stores it, `GET /v1/key-backup` gives it to any active device of the user — such as one the
@@ -8,6 +9,7 @@ import Foundation
 /// service keeps it only for the user's current identity and agreement keys and registered
 /// recovery key. So neither a thief holding a device nor the service can plant a backup the
 /// recovery key would open as the user's; the opener checks the signature with its own key.
+@MemberwiseInit
 public struct KeyBackup: Codable, Sendable, Equatable {
     public var userID: UUID
     /// The public halves of the keys inside, as registered for the user when it was made.
@@ -22,22 +24,7 @@ public struct KeyBackup: Codable, Sendable, Equatable {
     public var identityKey: Data
     public var masterKey: Data
     /// The recovery key's Ed25519 signature over `signingInput()`.
-    public var signature: Data
-
-    public init(
-        userID: UUID, identityPublicKey: Data, agreementPublicKey: Data, recoveryPublicKey: Data, ephemeralPublicKey: Data,
-        agreementKey: Data, identityKey: Data, masterKey: Data, signature: Data = Data()
-    ) {
-        self.userID = userID
-        self.identityPublicKey = identityPublicKey
-        self.agreementPublicKey = agreementPublicKey
-        self.recoveryPublicKey = recoveryPublicKey
-        self.ephemeralPublicKey = ephemeralPublicKey
-        self.agreementKey = agreementKey
-        self.identityKey = identityKey
-        self.masterKey = masterKey
-        self.signature = signature
-    }
+    public var signature: Data = Data()
 
 
     /// What the recovery key signs: `rescind-key-backup-v1\n` and the canonical JSON of every

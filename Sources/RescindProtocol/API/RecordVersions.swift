@@ -1,9 +1,11 @@
 import Foundation
+import RescindMacros
 
 /// A record's ciphertext as it was before a device deleted or overwrote it, kept for the
 /// restore window and restorable by the family member's owner. Encrypted like a live record
 /// (the record id and `fmkVersion` as associated data), and re-encrypted with the live records
 /// at every revocation and rotation.
+@MemberwiseInit
 public struct RecordVersion: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         /// The record was deleted.
@@ -26,23 +28,6 @@ public struct RecordVersion: Codable, Sendable, Equatable {
     public var byUserID: UUID
     public var byDeviceID: UUID?
 
-    public init(
-        versionID: UUID, recordID: UUID, familyMemberID: UUID, kind: Kind, fmkVersion: Int, nonce: Data, ciphertext: Data,
-        tag: Data, createdAt: Date, byUserID: UUID, byDeviceID: UUID?
-    ) {
-        self.versionID = versionID
-        self.recordID = recordID
-        self.familyMemberID = familyMemberID
-        self.kind = kind
-        self.fmkVersion = fmkVersion
-        self.nonce = nonce
-        self.ciphertext = ciphertext
-        self.tag = tag
-        self.createdAt = createdAt
-        self.byUserID = byUserID
-        self.byDeviceID = byDeviceID
-    }
-
     /// The version as the record it was, for `RecordCipher` (its change sequence is not kept).
     public var asRecord: RecordResponse {
         RecordResponse(
@@ -52,55 +37,36 @@ public struct RecordVersion: Codable, Sendable, Equatable {
 }
 
 /// A family member's kept versions (its trash and overwritten records), newest first.
+@MemberwiseInit
 public struct RecordVersionList: Codable, Sendable, Equatable {
     public var versions: [RecordVersion]
     /// How long a version stays restorable after it was deleted or overwritten, in days.
     public var retentionDays: Int
-
-    public init(versions: [RecordVersion], retentionDays: Int) {
-        self.versions = versions
-        self.retentionDays = retentionDays
-    }
 }
 
 /// Restores one kept version of a record: the latest unless `versionID` names one.
+@MemberwiseInit
 public struct RestoreRecordRequest: Codable, Sendable, Equatable {
-    public var versionID: UUID?
-
-    public init(versionID: UUID? = nil) {
-        self.versionID = versionID
-    }
+    public var versionID: UUID? = nil
 }
 
 /// A kept version re-encrypted under a revocation's or rotation's new FMK.
+@MemberwiseInit
 public struct StagedRecordVersion: Codable, Sendable, Equatable {
     public var versionID: UUID
     public var nonce: Data
     public var ciphertext: Data
     public var tag: Data
-
-    public init(versionID: UUID, nonce: Data, ciphertext: Data, tag: Data) {
-        self.versionID = versionID
-        self.nonce = nonce
-        self.ciphertext = ciphertext
-        self.tag = tag
-    }
 }
 
 /// A batch of re-encrypted versions for a revocation in progress (idempotent per version).
+@MemberwiseInit
 public struct UploadVersionsRequest: Codable, Sendable, Equatable {
     public var versions: [StagedRecordVersion]
-
-    public init(versions: [StagedRecordVersion]) {
-        self.versions = versions
-    }
 }
 
 /// How many versions the batch staged.
+@MemberwiseInit
 public struct UploadVersionsResponse: Codable, Sendable, Equatable {
     public var staged: Int
-
-    public init(staged: Int) {
-        self.staged = staged
-    }
 }

@@ -1,14 +1,12 @@
 import Foundation
+import RescindMacros
 
 /// `POST /v1/recovery/challenges`: a single-use challenge for an order of `userID`'s recovery
 /// key. Anonymous — the recovery key stands for a user who may have no device left — and
 /// issued only for users who registered a recovery key, a few at a time.
+@MemberwiseInit
 public struct RecoveryChallengeRequest: Codable, Sendable, Equatable {
     public var userID: UUID
-
-    public init(userID: UUID) {
-        self.userID = userID
-    }
 }
 
 /// What a user's recovery key orders, at once, over a fresh challenge
@@ -16,6 +14,7 @@ public struct RecoveryChallengeRequest: Codable, Sendable, Equatable {
 /// retired), retire one (the thief's), restore one a thief retired, clear a frozen one, vouch
 /// for one (it governs at once, as a device the recovery key enrolled), and approve (make
 /// effective now) or cancel a pending governed operation.
+@MemberwiseInit
 public struct RecoveryAction: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case enrol, retire, restore, clear, vouch, approve, cancel
@@ -25,28 +24,15 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
     public var challengeID: UUID
     public var kind: Kind
     /// The device to enrol (`enrol` only).
-    public var device: RegisterDeviceRequest?
+    public var device: RegisterDeviceRequest? = nil
     /// The device to retire, restore, clear or vouch for.
-    public var deviceID: UUID?
+    public var deviceID: UUID? = nil
     /// The governed operation to approve or cancel.
-    public var operationID: UUID?
+    public var operationID: UUID? = nil
     /// Approving an ownership transfer: the recovery key's signature over its `transfer` key
     /// statement, which the service adds to the statement (`recovery_signature`) so that every
     /// verifier accepts it before its `not_before`.
-    public var statementSignature: Data?
-
-    public init(
-        userID: UUID, challengeID: UUID, kind: Kind, device: RegisterDeviceRequest? = nil, deviceID: UUID? = nil,
-        operationID: UUID? = nil, statementSignature: Data? = nil
-    ) {
-        self.userID = userID
-        self.challengeID = challengeID
-        self.kind = kind
-        self.device = device
-        self.deviceID = deviceID
-        self.operationID = operationID
-        self.statementSignature = statementSignature
-    }
+    public var statementSignature: Data? = nil
 
 
     /// What the recovery key signs: `rescind-recovery-action-v1\n` and the canonical JSON of the
@@ -62,27 +48,18 @@ public struct RecoveryAction: Codable, Sendable, Equatable {
 }
 
 /// A recovery action and the recovery key's signature over `RecoveryAction.signingInput`.
+@MemberwiseInit
 public struct SignedRecoveryAction: Codable, Sendable, Equatable {
     public var action: RecoveryAction
     public var signature: Data
-
-    public init(action: RecoveryAction, signature: Data) {
-        self.action = action
-        self.signature = signature
-    }
 }
 
 /// What a recovery action did.
+@MemberwiseInit
 public struct RecoveryActionResult: Codable, Sendable, Equatable {
     public var kind: RecoveryAction.Kind
     /// The device enrolled, retired, restored or cleared.
-    public var deviceID: UUID?
+    public var deviceID: UUID? = nil
     /// The governed operation approved or cancelled, as it now stands.
-    public var operation: GovernedOperation?
-
-    public init(kind: RecoveryAction.Kind, deviceID: UUID? = nil, operation: GovernedOperation? = nil) {
-        self.kind = kind
-        self.deviceID = deviceID
-        self.operation = operation
-    }
+    public var operation: GovernedOperation? = nil
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// What the revoked user could still hold when a revocation was committed: per device of
 /// theirs, the last FMK version and change-feed position it fetched, when, and how many of the
@@ -42,6 +43,7 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
     }
 
     /// One device of the revoked user, as the grant service last saw it before the commit.
+    @MemberwiseInit
     public struct Device: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var name: String
@@ -62,22 +64,6 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
         /// Records and deletions after its position: it holds none of them in their current form,
         /// at most an earlier ciphertext of the records that existed when it synced.
         public var changesSinceSync: Int
-
-        public init(
-            deviceID: UUID, name: String, role: DeviceRole, retiredAt: Date?, commanded: Bool, fmkVersion: Int?,
-            changeSeq: Int64?, lastSyncAt: Date?, recordsFetched: Int, changesSinceSync: Int
-        ) {
-            self.deviceID = deviceID
-            self.name = name
-            self.role = role
-            self.retiredAt = retiredAt
-            self.commanded = commanded
-            self.fmkVersion = fmkVersion
-            self.changeSeq = changeSeq
-            self.lastSyncAt = lastSyncAt
-            self.recordsFetched = recordsFetched
-            self.changesSinceSync = changesSinceSync
-        }
 
         /// It fetched neither the key nor a page of this family member.
         public var neverSynced: Bool { lastSyncAt == nil }
@@ -104,18 +90,11 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
 
 /// `GET /v1/revocations/{id}/exposure`: the stored exposure report, sealed to the owner who
 /// committed the revocation (`AnonymousSealedBox` to their X25519 key); only their client opens it.
+@MemberwiseInit
 public struct SealedRevocationExposure: Codable, Sendable, Equatable {
     public var eventID: UUID
     public var familyMemberID: UUID
     public var sealedToUserID: UUID
     public var sealedReport: Data
     public var createdAt: Date
-
-    public init(eventID: UUID, familyMemberID: UUID, sealedToUserID: UUID, sealedReport: Data, createdAt: Date) {
-        self.eventID = eventID
-        self.familyMemberID = familyMemberID
-        self.sealedToUserID = sealedToUserID
-        self.sealedReport = sealedReport
-        self.createdAt = createdAt
-    }
 }

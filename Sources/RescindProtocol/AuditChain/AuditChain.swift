@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 
 /// The audit log's hash chain, as both sides compute it: the audit service when it appends
 /// and signs, the owner's client when it re-checks the log without trusting the service.
@@ -13,6 +14,7 @@ public enum AuditChain {
     public static let genesisHash = [UInt8](repeating: 0, count: 32)
 
     /// The fields an entry hash covers.
+    @MemberwiseInit
     public struct EntryFields: Sendable {
         public var logID: UUID
         public var familyMemberID: UUID
@@ -24,22 +26,6 @@ public enum AuditChain {
         public var occurredAt: Date
         public var sourceID: UUID
         public var prevHash: [UInt8]
-
-        public init(
-            logID: UUID, familyMemberID: UUID, seq: Int64, eventType: String, actorUserID: UUID, targetUserID: UUID?,
-            encryptedDetails: [UInt8], occurredAt: Date, sourceID: UUID, prevHash: [UInt8]
-        ) {
-            self.logID = logID
-            self.familyMemberID = familyMemberID
-            self.seq = seq
-            self.eventType = eventType
-            self.actorUserID = actorUserID
-            self.targetUserID = targetUserID
-            self.encryptedDetails = encryptedDetails
-            self.occurredAt = occurredAt
-            self.sourceID = sourceID
-            self.prevHash = prevHash
-        }
     }
 
     /// SHA-256 over the canonical serialization of the fields: a domain label, then each

@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// One link of a family member's key history, signed by its owner's Ed25519 identity key: who
 /// holds which FMK version after it, and a commitment to that FMK.
@@ -30,6 +31,7 @@ public struct KeyStatement: Codable, Sendable, Equatable {
     }
 
     /// A user holding the current version after the statement.
+    @MemberwiseInit
     public struct Holder: Codable, Sendable, Equatable {
         public var userID: UUID
         public var wrapping: KeyWrapping
@@ -38,13 +40,6 @@ public struct KeyStatement: Codable, Sendable, Equatable {
         public var agreementKeyFingerprint: Data
         /// SHA-256 of the exact wrapped bytes stored for this holder.
         public var wrappedFMKHash: Data
-
-        public init(userID: UUID, wrapping: KeyWrapping, agreementKeyFingerprint: Data, wrappedFMKHash: Data) {
-            self.userID = userID
-            self.wrapping = wrapping
-            self.agreementKeyFingerprint = agreementKeyFingerprint
-            self.wrappedFMKHash = wrappedFMKHash
-        }
     }
 
     /// The shortest security delay a verifier accepts between a change of owner being signed and
@@ -58,14 +53,10 @@ public struct KeyStatement: Codable, Sendable, Equatable {
     public static let clockTolerance: TimeInterval = 300
 
     /// The owner a `transfer` hands over to, or the owner's new key in a `rekey`.
+    @MemberwiseInit
     public struct NewOwner: Codable, Sendable, Equatable {
         public var userID: UUID
         public var identityPublicKey: Data
-
-        public init(userID: UUID, identityPublicKey: Data) {
-            self.userID = userID
-            self.identityPublicKey = identityPublicKey
-        }
     }
 
     public var familyMemberID: UUID
@@ -125,48 +116,33 @@ public struct KeyStatement: Codable, Sendable, Equatable {
 }
 
 /// A key statement and its owner's signature, as stored and served.
+@MemberwiseInit
 public struct SignedKeyStatement: Codable, Sendable, Equatable {
     public var statement: KeyStatement
     public var signature: Data
     /// A `rekey` only: the new owner key's signature over the same signing input. The old key
     /// alone cannot move a family member to a new key: a thief still holding it could otherwise
     /// name the owner's new key with a self copy of its own making, which nobody can open.
-    public var newOwnerSignature: Data?
+    public var newOwnerSignature: Data? = nil
     /// A `transfer` only: the owner's recovery key's signature over the same signing input,
     /// which makes the transfer take effect at once (without it, not before `not_before`).
     /// Outside the statement's hash, like the other signatures but the owner's.
-    public var recoverySignature: Data?
+    public var recoverySignature: Data? = nil
     /// A `rekey` only, as served: the owner's identity rotation to the key it names, which the
     /// service keeps apart and attaches. A verifier follows the rekey only once the rotation is
     /// `minimumDelay` old by its own clock, or at once when the owner's recovery key signed the
     /// rotation — so a service that applies a thief's rotation early moves no family member.
-    public var rotation: IdentityRotation?
+    public var rotation: IdentityRotation? = nil
     /// A `transfer` only: certified devices of the owner agreeing to it (`DeviceApproval`), the one
     /// that began it and one that approved it. Two whose keys differ, certified by the recovery key
     /// the history names, make the transfer take effect at once, as that key's own signature does.
     /// Outside the statement's hash.
-    public var deviceApprovals: [DeviceApproval]?
-
-    public init(
-        statement: KeyStatement, signature: Data, newOwnerSignature: Data? = nil, recoverySignature: Data? = nil,
-        rotation: IdentityRotation? = nil, deviceApprovals: [DeviceApproval]? = nil
-    ) {
-        self.statement = statement
-        self.signature = signature
-        self.newOwnerSignature = newOwnerSignature
-        self.recoverySignature = recoverySignature
-        self.rotation = rotation
-        self.deviceApprovals = deviceApprovals
-    }
+    public var deviceApprovals: [DeviceApproval]? = nil
 }
 
 /// A family member's statements after a known sequence number, oldest first.
+@MemberwiseInit
 public struct KeyStatementList: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     public var statements: [SignedKeyStatement]
-
-    public init(familyMemberID: UUID, statements: [SignedKeyStatement]) {
-        self.familyMemberID = familyMemberID
-        self.statements = statements
-    }
 }

@@ -1,7 +1,9 @@
 import Foundation
+import RescindMacros
 
 /// Every access change other than a revocation, on `access_events`, so that the
 /// audit log downstream is complete.
+@MemberwiseInit
 public struct AccessEvent: Codable, Sendable, Equatable {
     public static let schema = "rescind.access_event.v1"
 
@@ -25,20 +27,4 @@ public struct AccessEvent: Codable, Sendable, Equatable {
     /// Kind-specific facts (e.g. `previous_owner_user_id`, `grants_purged`); never key material.
     public var details: [String: String]
     public var occurredAt: Date
-
-    public init(
-        eventID: UUID, kind: Kind, familyMemberID: UUID, ownerUserID: UUID, ownerAgreementPublicKey: Data,
-        actorUserID: UUID, targetUserID: UUID?, fmkVersion: Int, details: [String: String], occurredAt: Date
-    ) {
-        self.eventID = eventID
-        self.kind = kind
-        self.familyMemberID = familyMemberID
-        self.ownerUserID = ownerUserID
-        self.ownerAgreementPublicKey = ownerAgreementPublicKey
-        self.actorUserID = actorUserID
-        self.targetUserID = targetUserID
-        self.fmkVersion = fmkVersion
-        self.details = details
-        self.occurredAt = occurredAt
-    }
 }

@@ -1,10 +1,12 @@
 import Foundation
+import RescindMacros
 
 /// What the audit service concluded, on `audit_notifications`, signed by the audit
 /// service (`signer` `audit-service`). Keyed by family member id when one is known.
 ///
 /// One flat shape for every kind so that monitors can route on `kind` alone; the
 /// fields a kind carries are listed on each case (the JSON Schema enforces them).
+@MemberwiseInit
 public struct AuditNotification: Codable, Sendable, Equatable {
     public static let schema = "rescind.audit_notification.v1"
     public static let signer = "audit-service"
@@ -43,6 +45,7 @@ public struct AuditNotification: Codable, Sendable, Equatable {
     }
 
     /// A device's final state, as reported in `revocation_completed`.
+    @MemberwiseInit
     public struct DeviceOutcome: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
@@ -53,18 +56,10 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         public var ackedAt: Date?
         /// The device acknowledged after its deadline had passed.
         public var late: Bool
-
-        public init(deviceID: UUID, userID: UUID, action: DeviceAction, state: String, ackedAt: Date?, late: Bool) {
-            self.deviceID = deviceID
-            self.userID = userID
-            self.action = action
-            self.state = state
-            self.ackedAt = ackedAt
-            self.late = late
-        }
     }
 
     /// Where a refused message was read and why it was refused; never its contents.
+    @MemberwiseInit
     public struct Rejection: Codable, Sendable, Equatable {
         public var topic: String
         public var partition: Int32
@@ -80,14 +75,6 @@ public struct AuditNotification: Codable, Sendable, Equatable {
         public var reason: String
         /// The claimed signer, when the envelope could be read (not trusted; control characters escaped).
         public var signer: String?
-
-        public init(topic: String, partition: Int32, offset: Int64, reason: String, signer: String?) {
-            self.topic = topic
-            self.partition = partition
-            self.offset = offset
-            self.reason = reason
-            self.signer = signer
-        }
     }
 
     /// Unique per conclusion: a redelivered input never produces a second notification id.
@@ -97,38 +84,16 @@ public struct AuditNotification: Codable, Sendable, Equatable {
     public var eventID: UUID?
     public var deviceID: UUID?
     /// Revocation commit (the event's `occurred_at`) to the acknowledgement that completed it.
-    public var commitToLastAckMs: Int?
-    public var devices: [DeviceOutcome]?
-    public var deadline: Date?
+    public var commitToLastAckMs: Int? = nil
+    public var devices: [DeviceOutcome]? = nil
+    public var deadline: Date? = nil
     /// The device's own failure text (bounded), for `ack_failed`.
-    public var error: String?
-    public var rejection: Rejection?
+    public var error: String? = nil
+    public var rejection: Rejection? = nil
     /// The client's report, for `key_chain_violation`.
-    public var violation: KeyChainViolation?
-    public var reporterVerification: ReporterVerification?
+    public var violation: KeyChainViolation? = nil
+    public var reporterVerification: ReporterVerification? = nil
     /// The notice, for `governance_notice` (as published on `access_events`, without an addressee).
-    public var governance: GovernanceNotice?
+    public var governance: GovernanceNotice? = nil
     public var occurredAt: Date
-
-    public init(
-        notificationID: UUID, kind: Kind, familyMemberID: UUID?, eventID: UUID?, deviceID: UUID?,
-        commitToLastAckMs: Int? = nil, devices: [DeviceOutcome]? = nil, deadline: Date? = nil,
-        error: String? = nil, rejection: Rejection? = nil, violation: KeyChainViolation? = nil,
-        reporterVerification: ReporterVerification? = nil, governance: GovernanceNotice? = nil, occurredAt: Date
-    ) {
-        self.notificationID = notificationID
-        self.kind = kind
-        self.familyMemberID = familyMemberID
-        self.eventID = eventID
-        self.deviceID = deviceID
-        self.commitToLastAckMs = commitToLastAckMs
-        self.devices = devices
-        self.deadline = deadline
-        self.error = error
-        self.rejection = rejection
-        self.violation = violation
-        self.reporterVerification = reporterVerification
-        self.governance = governance
-        self.occurredAt = occurredAt
-    }
 }

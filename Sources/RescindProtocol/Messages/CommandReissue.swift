@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// The audit service's request that a device carry out again the command a revocation sent it,
 /// on `device_commands` (key: the device), signed by the audit service (`audit-service`).
@@ -8,6 +9,7 @@ import Foundation
 /// new command id (`reissueID`) that its ack names with the original and the attempt. Commands
 /// are idempotent and an agent never moves to a lower FMK version, so a replayed or forged-by-
 /// the-audit-service re-issue can at worst make a device redo what it already did.
+@MemberwiseInit
 public struct CommandReissue: Codable, Sendable, Equatable {
     public static let schema = "rescind.command_reissue.v1"
     public static let signer = "audit-service"
@@ -21,15 +23,6 @@ public struct CommandReissue: Codable, Sendable, Equatable {
     /// 2 for the first re-issue (the grant service's command is attempt 1).
     public var attempt: Int
     public var issuedAt: Date
-
-    public init(reissueID: UUID, eventID: UUID, deviceID: UUID, originalCommandID: UUID?, attempt: Int, issuedAt: Date) {
-        self.reissueID = reissueID
-        self.eventID = eventID
-        self.deviceID = deviceID
-        self.originalCommandID = originalCommandID
-        self.attempt = attempt
-        self.issuedAt = issuedAt
-    }
 }
 
 extension CommandReissue: BoundaryValidated {

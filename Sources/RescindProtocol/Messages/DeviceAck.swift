@@ -1,6 +1,8 @@
 import Foundation
+import RescindMacros
 
 /// A device's signed answer to a command, on `device_acks`.
+@MemberwiseInit
 public struct DeviceAck: Codable, Sendable, Equatable {
     public static let schema = "rescind.device_ack.v1"
 
@@ -42,35 +44,13 @@ public struct DeviceAck: Codable, Sendable, Equatable {
     public var error: String?
     public var ackedAt: Date
     /// Set when `commandID` is a re-issue: the grant service's command it carried.
-    public var originalCommandID: UUID?
+    public var originalCommandID: UUID? = nil
     /// Set when `commandID` is a re-issue: its attempt number (the original is attempt 1).
-    public var attempt: Int?
+    public var attempt: Int? = nil
     /// Set on a receipt signed by the device's receipt key (signer `device:<uuid>/receipts`):
     /// the device key's certificate of that key. Only `delivered` and `not_now` may carry one;
     /// an answer is always signed by the device key itself.
-    public var receiptCertificate: SignedMessage<ReceiptKeyCertificate>?
-
-    public init(
-        ackID: UUID, commandID: UUID, eventID: UUID, deviceID: UUID, action: DeviceAction,
-        outcome: Outcome, recordsProcessed: Int, fmkVersion: Int, durationMs: Int,
-        error: String?, ackedAt: Date, originalCommandID: UUID? = nil, attempt: Int? = nil,
-        receiptCertificate: SignedMessage<ReceiptKeyCertificate>? = nil
-    ) {
-        self.ackID = ackID
-        self.commandID = commandID
-        self.eventID = eventID
-        self.deviceID = deviceID
-        self.action = action
-        self.outcome = outcome
-        self.recordsProcessed = recordsProcessed
-        self.fmkVersion = fmkVersion
-        self.durationMs = durationMs
-        self.error = error
-        self.ackedAt = ackedAt
-        self.originalCommandID = originalCommandID
-        self.attempt = attempt
-        self.receiptCertificate = receiptCertificate
-    }
+    public var receiptCertificate: SignedMessage<ReceiptKeyCertificate>? = nil
 
     enum CodingKeys: String, CodingKey {
         case ackID, commandID, eventID, deviceID, action = "type", outcome, recordsProcessed, fmkVersion, durationMs, error, ackedAt, originalCommandID, attempt, receiptCertificate

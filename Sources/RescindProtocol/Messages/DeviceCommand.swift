@@ -1,9 +1,11 @@
 import Foundation
+import RescindMacros
 
 /// An instruction to one device after a revocation, on `device_commands`.
 ///
 /// Agents act only on commands signed by the pinned grant-service key and
 /// addressed to themselves, and never move to an FMK version below the one they hold.
+@MemberwiseInit
 public struct DeviceCommand: Codable, Sendable, Equatable {
     public static let schema = "rescind.device_command.v1"
 
@@ -14,19 +16,6 @@ public struct DeviceCommand: Codable, Sendable, Equatable {
     public var familyMemberID: UUID
     public var newFMKVersion: Int
     public var issuedAt: Date
-
-    public init(
-        commandID: UUID, eventID: UUID, deviceID: UUID, action: DeviceAction,
-        familyMemberID: UUID, newFMKVersion: Int, issuedAt: Date
-    ) {
-        self.commandID = commandID
-        self.eventID = eventID
-        self.deviceID = deviceID
-        self.action = action
-        self.familyMemberID = familyMemberID
-        self.newFMKVersion = newFMKVersion
-        self.issuedAt = issuedAt
-    }
 
     enum CodingKeys: String, CodingKey {
         case commandID, eventID, deviceID, action = "type", familyMemberID, newFMKVersion, issuedAt

@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// A change to who a user is or what devices act for them, announced by the grant service in
 /// the transaction that makes it (signed `grant-service`, schema `rescind.governance_notice.v1`).
@@ -13,6 +14,7 @@ import Foundation
 /// A notice carries identifiers and times only: never key material, never what the operation
 /// would install. A device that acts on one (`rescind-agent veto`) asks the grant service for
 /// the operation itself.
+@MemberwiseInit
 public struct GovernanceNotice: Codable, Sendable, Equatable {
     public static let schema = "rescind.governance_notice.v1"
 
@@ -40,47 +42,27 @@ public struct GovernanceNotice: Codable, Sendable, Equatable {
         case owner
     }
 
-    public var noticeID: UUID
+    public var noticeID: UUID = UUID()
     /// The addressee, on `device_commands`; absent on `access_events`.
-    public var deviceID: UUID?
-    public var audience: Audience?
+    public var deviceID: UUID? = nil
+    public var audience: Audience? = nil
     /// The user the change concerns.
     public var userID: UUID
     public var change: Change
     /// `pending` while a governed operation waits for its delay; the decision after. An
     /// immediate change (enrolment, retirement, restoration) is `applied`.
     public var state: GovernedOperation.State
-    public var operationID: UUID?
-    public var subjectDeviceID: UUID?
-    public var familyMemberID: UUID?
+    public var operationID: UUID? = nil
+    public var subjectDeviceID: UUID? = nil
+    public var familyMemberID: UUID? = nil
     /// The device that began or decided it; absent when the recovery key or the delay did.
     public var actorDeviceID: UUID?
-    public var decidedBy: GovernedOperation.Decider?
+    public var decidedBy: GovernedOperation.Decider? = nil
     /// When a pending operation takes effect unless vetoed; for an enrolment by another device,
     /// until when it is provisional (retiring it vetoes it and freezes the device that enrolled
     /// it; retiring that device retires it too).
-    public var effectiveAt: Date?
+    public var effectiveAt: Date? = nil
     public var occurredAt: Date
-
-    public init(
-        noticeID: UUID = UUID(), deviceID: UUID? = nil, audience: Audience? = nil, userID: UUID, change: Change,
-        state: GovernedOperation.State, operationID: UUID? = nil, subjectDeviceID: UUID? = nil, familyMemberID: UUID? = nil,
-        actorDeviceID: UUID?, decidedBy: GovernedOperation.Decider? = nil, effectiveAt: Date? = nil, occurredAt: Date
-    ) {
-        self.noticeID = noticeID
-        self.deviceID = deviceID
-        self.audience = audience
-        self.userID = userID
-        self.change = change
-        self.state = state
-        self.operationID = operationID
-        self.subjectDeviceID = subjectDeviceID
-        self.familyMemberID = familyMemberID
-        self.actorDeviceID = actorDeviceID
-        self.decidedBy = decidedBy
-        self.effectiveAt = effectiveAt
-        self.occurredAt = occurredAt
-    }
 
     /// The notice as one device receives it.
     public func addressed(to deviceID: UUID, as audience: Audience) -> GovernanceNotice {

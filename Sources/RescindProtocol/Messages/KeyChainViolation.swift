@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 /// An honest client's report that the grant service offered a key history it cannot
 /// verify: a forged, broken, shortened or forked chain of owner-signed key statements, a
@@ -8,6 +9,7 @@ import Foundation
 /// `audit_notifications` and shows it on the monitoring page.
 ///
 /// It carries what was refused and why, never a key or a record.
+@MemberwiseInit
 public struct KeyChainViolation: Codable, Sendable, Equatable {
     public static let schema = "rescind.key_chain_violation.v1"
 
@@ -52,7 +54,7 @@ public struct KeyChainViolation: Codable, Sendable, Equatable {
         case malformed
     }
 
-    public var reportID: UUID
+    public var reportID: UUID = UUID()
     public var code: Code
     public var familyMemberID: UUID
     public var reporterUserID: UUID
@@ -67,20 +69,4 @@ public struct KeyChainViolation: Codable, Sendable, Equatable {
     /// Human-readable, at most `MessageLimits.errorLength` characters, never key material.
     public var detail: String
     public var detectedAt: Date
-
-    public init(
-        reportID: UUID = UUID(), code: Code, familyMemberID: UUID, reporterUserID: UUID, reporterDeviceID: UUID,
-        offeredFMKVersion: Int?, statementSeq: Int?, verifiedSeq: Int, detail: String, detectedAt: Date
-    ) {
-        self.reportID = reportID
-        self.code = code
-        self.familyMemberID = familyMemberID
-        self.reporterUserID = reporterUserID
-        self.reporterDeviceID = reporterDeviceID
-        self.offeredFMKVersion = offeredFMKVersion
-        self.statementSeq = statementSeq
-        self.verifiedSeq = verifiedSeq
-        self.detail = detail
-        self.detectedAt = detectedAt
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RescindCrypto
+import RescindMacros
 
 /// A device's certificate for its receipt key: the device's own Ed25519 key (the one the grant
 /// service lists for it, which signs its answers) says that `receiptPublicKey` may sign this
@@ -14,6 +15,7 @@ import RescindCrypto
 /// state and complete nothing; an answer (`applied`, `failed`, `healed`, …) still needs the device
 /// key. Sent as `SignedMessage<ReceiptKeyCertificate>` (schema `rescind.receipt_key_certificate.v1`,
 /// signer `device:<device id>`).
+@MemberwiseInit
 public struct ReceiptKeyCertificate: Codable, Sendable, Equatable {
     public static let schema = "rescind.receipt_key_certificate.v1"
 
@@ -25,15 +27,8 @@ public struct ReceiptKeyCertificate: Codable, Sendable, Equatable {
     public var deviceID: UUID
     /// The receipt key's Ed25519 public key (32 bytes).
     public var receiptPublicKey: Data
-    public var purpose: Purpose
+    public var purpose: Purpose = .receiptsOnly
     public var issuedAt: Date
-
-    public init(deviceID: UUID, receiptPublicKey: Data, purpose: Purpose = .receiptsOnly, issuedAt: Date) {
-        self.deviceID = deviceID
-        self.receiptPublicKey = receiptPublicKey
-        self.purpose = purpose
-        self.issuedAt = issuedAt
-    }
 
 
     /// The signer of a device's answers and of its certificates: `device:<uuid>`.

@@ -1,25 +1,21 @@
 import Foundation
+import RescindMacros
 
 /// One committed revocation, as the grant service announces it on `revocation_events`.
 ///
 /// It names every device expected to act, with the device's signing key, so that
 /// the audit service can verify acknowledgements without asking the grant service.
+@MemberwiseInit
 public struct RevocationEvent: Codable, Sendable, Equatable {
     public static let schema = "rescind.revocation_event.v1"
 
     /// A device that must rotate or erase, and the key its acknowledgement will be signed with.
+    @MemberwiseInit
     public struct ExpectedDevice: Codable, Sendable, Equatable {
         public var deviceID: UUID
         public var userID: UUID
         public var action: DeviceAction
         public var signingPublicKey: Data
-
-        public init(deviceID: UUID, userID: UUID, action: DeviceAction, signingPublicKey: Data) {
-            self.deviceID = deviceID
-            self.userID = userID
-            self.action = action
-            self.signingPublicKey = signingPublicKey
-        }
     }
 
     public var eventID: UUID
@@ -38,23 +34,4 @@ public struct RevocationEvent: Codable, Sendable, Equatable {
     public var clientDurationMs: Int?
     public var occurredAt: Date
     public var expectedDevices: [ExpectedDevice]
-
-    public init(
-        eventID: UUID, familyMemberID: UUID, ownerUserID: UUID, ownerAgreementPublicKey: Data,
-        revokedUserID: UUID?, revokedByUserID: UUID, newFMKVersion: Int, recordsReencrypted: Int,
-        reason: String?, clientDurationMs: Int?, occurredAt: Date, expectedDevices: [ExpectedDevice]
-    ) {
-        self.eventID = eventID
-        self.familyMemberID = familyMemberID
-        self.ownerUserID = ownerUserID
-        self.ownerAgreementPublicKey = ownerAgreementPublicKey
-        self.revokedUserID = revokedUserID
-        self.revokedByUserID = revokedByUserID
-        self.newFMKVersion = newFMKVersion
-        self.recordsReencrypted = recordsReencrypted
-        self.reason = reason
-        self.clientDurationMs = clientDurationMs
-        self.occurredAt = occurredAt
-        self.expectedDevices = expectedDevices
-    }
 }
