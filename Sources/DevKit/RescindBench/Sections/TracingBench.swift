@@ -25,7 +25,7 @@ enum TracingBench {
         report.begin(
             "8. Tracing: RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT unset and set (10 agents, \(options.recordsPerAgent) records; "
                 + "two stacks side by side, revocations alternating between them; \(options.tracingPhases) phases of "
-                + "\(options.revocations) pairs after 2 warm-up pairs, the traced stack A, B, B, A, …)")
+                + "\(options.revocations) pairs after warm-up pairs (until both audit services conclude revocations again), the traced stack A, B, B, A, …)")
         let collector = try await BenchCollector.start()
         let cost = await spanCost(collector: collector)
         let beforePairs = collector.counts
@@ -107,7 +107,9 @@ enum TracingBench {
     }
 
     /// Two stacks, ten agents each; for each phase both stacks' services restarted (the traced
-    /// one with `endpoint`), two warm-up pairs, then `options.revocations` measured pairs.
+    /// one with `endpoint`), warm-up pairs until both audit services conclude revocations again,
+    /// then `options.revocations` measured pairs. Each revocation of a warm-up or of the measured
+    /// pairs is of a family member of its own; the revoked user gets them back after each.
     static func measurePairs(options: BenchOptions, endpoint: String, tracer: RescindTracer, logger: Logger) async throws -> Run {
         var stacks: [BenchStack] = []
         var ledgers: [EventLedger] = []
@@ -123,7 +125,11 @@ enum TracingBench {
                 stacks.append(stack)
                 let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
                 ledgers.append(ledger)
-                rigs.append(try await FanOutRig.prepare(agents: 10, stack: stack, ledger: ledger, options: options, logger: logger))
+                // A family member for each revocation of a warm-up or of the measured pairs: the
+                // revoked user is granted them again after each, not between the revocations measured.
+                rigs.append(
+                    try await FanOutRig.prepare(
+                        agents: 10, familyMembers: options.revocations + 2, stack: stack, ledger: ledger, options: options, logger: logger))
             }
             var run = Run()
             for phase in 0..<options.tracingPhases {
@@ -132,7 +138,29 @@ enum TracingBench {
                     try await restart(stack.services, environment: index == tracedStack ? ["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT": endpoint] : [:])
                 }
                 let first = run.pairs.count
-                for slot in -1...options.revocations {
+                // Warm-up: pairs until each stack's audit service has concluded a revocation since
+                // its restart (its consumer back in its group, which takes it some seconds), at least
+                // two; the revocations measured then never overlap its catching up.
+                var live: Set<Int> = []
+                var warmUps = 0
+                while warmUps < 2 || live.count < stacks.count {
+                    guard warmUps < options.revocations + 2 else {
+                        throw BenchError("phase \(phase + 1): an audit service concluded no revocation after \(warmUps) warm-up pairs")
+                    }
+                    for index in warmUps.isMultiple(of: 2) ? [0, 1] : [1, 0] {
+                        tracer.isRecording = index == tracedStack
+                        let sample = try await rigs[index].revoke()
+                        tracer.isRecording = false
+                        if index == tracedStack { run.tracedRevocations += 1 }
+                        if sample?.lastAckToAudit != nil { live.insert(index) }
+                        if let sample {
+                            FanOutBench.log(sample, as: Self.label(phase: phase, stack: index, traced: index == tracedStack, slot: "warm-up \(warmUps + 1)"))
+                        }
+                    }
+                    warmUps += 1
+                }
+                for rig in rigs { try await rig.restore() }
+                for slot in 1...options.revocations {
                     var pair: [Bool: FanOutBench.Sample] = [:]
                     for index in slot.isMultiple(of: 2) ? [0, 1] : [1, 0] {
                         let traced = index == tracedStack
@@ -145,13 +173,11 @@ enum TracingBench {
                             continue
                         }
                         pair[traced] = sample
-                        FanOutBench.log(
-                            sample,
-                            as: "phase \(phase + 1), stack \(index == 0 ? "A" : "B") (tracing \(traced ? "on" : "off")), "
-                                + "revocation \(slot)\(slot <= 0 ? " (warm-up)" : "")")
+                        FanOutBench.log(sample, as: Self.label(phase: phase, stack: index, traced: traced, slot: "revocation \(slot)"))
                     }
-                    if slot > 0, let unset = pair[false], let set = pair[true] { run.pairs.append((phase, unset, set)) }
+                    if let unset = pair[false], let set = pair[true] { run.pairs.append((phase, unset, set)) }
                 }
+                for rig in rigs { try await rig.restore() }
                 let phasePairs = run.pairs[first...]
                 BenchReport.log(
                     "phase \(phase + 1), stack \(tracedStack == 0 ? "A" : "B") traced: commit → last ack p50 "
@@ -164,6 +190,10 @@ enum TracingBench {
             await stop()
             throw error
         }
+    }
+
+    static func label(phase: Int, stack: Int, traced: Bool, slot: String) -> String {
+        "phase \(phase + 1), stack \(stack == 0 ? "A" : "B") (tracing \(traced ? "on" : "off")), \(slot)"
     }
 
     /// Stops both services and starts them again with `environment` added, nothing else changed.
