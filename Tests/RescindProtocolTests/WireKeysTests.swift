@@ -52,3 +52,16 @@ import Testing
         var byVersion: [Int: String]
     }
 }
+
+extension WireKeysTests {
+    /// The keys of a received object are the sender's: however many it makes up, what is
+    /// remembered of their conversions stays bounded.
+    @Test func madeUpKeysDoNotGrowTheCachesWithoutBound() {
+        for index in 0..<(WireKeys.cacheLimit + 500) {
+            _ = WireKeys.camel("made_up_\(index)")
+            _ = WireKeys.snake("madeUp\(index)")
+        }
+        #expect(WireKeys.cached.camel <= WireKeys.cacheLimit && WireKeys.cached.snake <= WireKeys.cacheLimit)
+        #expect(WireKeys.camel("family_member_id") == "familyMemberID" && WireKeys.snake("fromFMKVersion") == "from_fmk_version")
+    }
+}

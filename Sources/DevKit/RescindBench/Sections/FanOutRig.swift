@@ -11,7 +11,7 @@ import RescindProtocol
 /// `revoke()` is one measured revocation of the revoked user from the next family member, the
 /// same fan-out each time. With one family member the revoked user is granted it again and
 /// their device re-synced after each revocation; with more, `restore()` does that for all of
-/// them at once, outside the revocations measured (a revocation then costs a third of the time).
+/// them at once, outside the revocations measured.
 struct FanOutRig: Sendable {
     let owner: BenchUser
     let revoked: BenchUser
