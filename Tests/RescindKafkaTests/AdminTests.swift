@@ -27,7 +27,7 @@ struct AdminTests {
         let cluster = try DevelopmentCluster(brokers: 1)
         let admin = try KafkaAdmin(bootstrapServers: cluster.bootstrapServers, logger: TestSupport.logger)
         let error = await #expect(throws: KafkaError.self) {
-            try await admin.createTopics([KafkaTopicSpec(name: TestSupport.unique("admin"), partitions: 1, replicationFactor: 1)], timeout: .seconds(1))
+            try await admin.createTopics([KafkaTopic(name: TestSupport.unique("admin"), partitions: 1, replicationFactor: 1)], timeout: .seconds(1))
         }
         #expect(error?.code == .admin)
         #expect(error?.rdKafkaName == "_TIMED_OUT")

@@ -25,7 +25,7 @@ struct RoundTripTests {
         let bootstrapServers = try #require(TestSupport.externalBootstrapServers)
         let topic = TestSupport.unique("round-trip")
         let admin = try KafkaAdmin(bootstrapServers: bootstrapServers, logger: TestSupport.logger)
-        let spec = KafkaTopicSpec(name: topic, partitions: 3, replicationFactor: 1)
+        let spec = KafkaTopic(name: topic, partitions: 3, replicationFactor: 1)
         do {
             #expect(try await admin.createTopics([spec], timeout: .seconds(3)) == [topic: .created])
             #expect(try await admin.createTopics([spec], timeout: .seconds(3)) == [topic: .alreadyExisted])

@@ -18,9 +18,9 @@ struct TopicProvisioningTests {
         return TestSupport.externalBootstrapServers
     }
 
-    static func specs(prefix: String, partitions: Int32 = 2, retention: String = "3600000") -> [KafkaTopicSpec] {
+    static func specs(prefix: String, partitions: Int32 = 2, retention: String = "3600000") -> [KafkaTopic] {
         RescindTopics.all.map {
-            KafkaTopicSpec(
+            KafkaTopic(
                 name: prefix + $0, partitions: partitions, replicationFactor: 1,
                 configuration: ["retention.ms": retention, "cleanup.policy": "delete"])
         }
@@ -28,15 +28,15 @@ struct TopicProvisioningTests {
 
     @Test("drift: fewer partitions, fewer replicas and other configuration are reported; more partitions are not")
     func driftRules() {
-        let spec = KafkaTopicSpec(
+        let spec = KafkaTopic(
             name: "device_commands", partitions: 4, replicationFactor: 3,
             configuration: ["retention.ms": "604800000", "cleanup.policy": "delete"])
-        let matching = KafkaTopicDescription(
+        let matching = KafkaTopic(
             name: "device_commands", partitions: 6, replicationFactor: 3,
             configuration: ["retention.ms": "604800000", "cleanup.policy": "delete", "segment.ms": "1"])
         #expect(TopicProvisioning.drift(of: spec, in: matching).isEmpty)
 
-        let drifted = KafkaTopicDescription(
+        let drifted = KafkaTopic(
             name: "device_commands", partitions: 2, replicationFactor: 1, configuration: ["retention.ms": "86400000"])
         let drift = TopicProvisioning.drift(of: spec, in: drifted)
         #expect(drift.map(\.kind) == [
@@ -109,7 +109,7 @@ struct TopicProvisioningTests {
             subscription: .group(topics: [topic]), logger: TestSupport.logger)
         try await Task.sleep(for: .seconds(2))
         let admin = try KafkaAdmin(bootstrapServers: bootstrap, logger: TestSupport.logger)
-        #expect(try await admin.createTopics([KafkaTopicSpec(name: topic, partitions: 1, replicationFactor: 1)]) == [topic: .created])
+        #expect(try await admin.createTopics([KafkaTopic(name: topic, partitions: 1, replicationFactor: 1)]) == [topic: .created])
         let created = ContinuousClock.now
         let producer = try KafkaProducer(configuration: TestSupport.producerConfiguration(bootstrap), logger: TestSupport.logger)
         _ = try await producer.send(topic: topic, key: TestSupport.data("k"), value: TestSupport.data("after creation"))

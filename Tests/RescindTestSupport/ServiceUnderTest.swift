@@ -67,7 +67,7 @@ struct ServiceUnderTest: Sendable {
         }
         let admin = try KafkaAdmin(bootstrapServers: bootstrapServers, logger: .forTests("test.kafka-admin"))
         let specs = Topic.allCases.map {
-            KafkaTopicSpec(name: prefix + $0.rawValue, partitions: partitions, replicationFactor: 1)
+            KafkaTopic(name: prefix + $0.rawValue, partitions: partitions, replicationFactor: 1)
         }
         let report = try await TopicProvisioning(topics: specs).run(with: admin)
         guard report.isClean else { throw KafkaTopicsNotProvisioned(report: report) }

@@ -19,9 +19,9 @@ enum MigrateKafkaCommand {
         """
 
     /// The specs of every topic from the environment's settings.
-    static func specs(_ settings: KafkaTopicSettings) -> [KafkaTopicSpec] {
+    static func specs(_ settings: KafkaTopicSettings) -> [KafkaTopic] {
         settings.topics.map {
-            KafkaTopicSpec(
+            KafkaTopic(
                 name: settings.prefix + $0.name, partitions: Int32($0.partitions),
                 replicationFactor: Int16($0.replicationFactor), configuration: $0.configuration)
         }

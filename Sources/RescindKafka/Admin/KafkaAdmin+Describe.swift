@@ -4,14 +4,14 @@ extension KafkaAdmin {
     /// - Throws: `KafkaError` `.admin` when no broker answered within `timeout`.
     public func existingTopics(
         _ names: [String], timeout: Duration = .seconds(10)
-    ) async throws -> [String: KafkaTopicDescription] {
+    ) async throws -> [String: KafkaTopic] {
         let handle = self.handle
         let wanted = Set(names)
         return try await blocking.run {
             let metadata = try handle.topicMetadata(timeoutMilliseconds: timeout.clampedMilliseconds)
-            var found: [String: KafkaTopicDescription] = [:]
+            var found: [String: KafkaTopic] = [:]
             for (name, topic) in metadata where wanted.contains(name) {
-                found[name] = KafkaTopicDescription(
+                found[name] = KafkaTopic(
                     name: name, partitions: topic.partitions, replicationFactor: topic.replicationFactor)
             }
             return found
@@ -23,7 +23,7 @@ extension KafkaAdmin {
     ///   to describe a topic.
     public func describeTopics(
         _ names: [String], timeout: Duration = .seconds(10)
-    ) async throws -> [String: KafkaTopicDescription] {
+    ) async throws -> [String: KafkaTopic] {
         var found = try await existingTopics(names, timeout: timeout)
         let handle = self.handle
         let present = names.filter { found[$0] != nil }

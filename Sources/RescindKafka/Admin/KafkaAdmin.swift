@@ -53,7 +53,7 @@ public final class KafkaAdmin: Sendable {
     ///   `INVALID_REPLICATION_FACTOR`) naming the first topic that failed, or with
     ///   `_TIMED_OUT` when no controller answered in time.
     public func createTopics(
-        _ topics: [KafkaTopicSpec], timeout: Duration = .seconds(30)
+        _ topics: [KafkaTopic], timeout: Duration = .seconds(30)
     ) async throws -> [String: KafkaTopicCreationOutcome] {
         let handle = self.handle
         return try await blocking.run {

@@ -13,7 +13,7 @@ public enum RescindTopics {
     public static let all = [revocationEvents, accessEvents, deviceCommands, deviceAcks, auditNotifications]
 
     /// Specs for every topic with the same partition count and replication factor.
-    public static func specs(partitions: Int32, replicationFactor: Int16) -> [KafkaTopicSpec] {
-        all.map { KafkaTopicSpec(name: $0, partitions: partitions, replicationFactor: replicationFactor) }
+    public static func specs(partitions: Int32, replicationFactor: Int16) -> [KafkaTopic] {
+        all.map { KafkaTopic(name: $0, partitions: partitions, replicationFactor: replicationFactor) }
     }
 }

@@ -16,15 +16,15 @@ public struct TopicProvisioning: Sendable {
         public var isClean: Bool { drift.isEmpty && missing.isEmpty }
     }
 
-    public let topics: [KafkaTopicSpec]
+    public let topics: [KafkaTopic]
 
-    public init(topics: [KafkaTopicSpec]) {
+    public init(topics: [KafkaTopic]) {
         self.topics = topics
     }
 
     /// How `description` differs from `spec`. More partitions or replicas than the spec
     /// are fine (partitions cannot be removed; more copies only add safety).
-    public static func drift(of spec: KafkaTopicSpec, in description: KafkaTopicDescription) -> [KafkaTopicDrift] {
+    public static func drift(of spec: KafkaTopic, in description: KafkaTopic) -> [KafkaTopicDrift] {
         var drift: [KafkaTopicDrift] = []
         if description.partitions < spec.partitions {
             drift.append(.init(topic: spec.name, kind: .tooFewPartitions(expected: spec.partitions, actual: description.partitions)))

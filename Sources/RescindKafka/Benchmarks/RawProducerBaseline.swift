@@ -66,8 +66,8 @@ import Foundation
             }
         }
 
-        let warmUp = try key.withUnsafeBytes { key in
-            try value.withUnsafeBytes { value in
+        let warmUp = key.withUnsafeBytes { key in
+            value.withUnsafeBytes { value in
                 handle.produce(topic: topic, key: key.baseAddress, keyCount: key.count, value: value.baseAddress, valueCount: value.count)
             }
         }

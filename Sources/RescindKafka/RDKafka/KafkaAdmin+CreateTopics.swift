@@ -3,7 +3,7 @@ import CRdKafka
 extension KafkaAdmin {
     /// Runs on the admin's blocking queue: sends CreateTopics and waits for its result event.
     static func createTopicsBlocking(
-        _ topics: [KafkaTopicSpec], timeout: Duration, handle: RDKafkaHandle
+        _ topics: [KafkaTopic], timeout: Duration, handle: RDKafkaHandle
     ) throws -> [String: KafkaTopicCreationOutcome] {
         guard !topics.isEmpty else { return [:] }
         var newTopics = try topics.map(makeNewTopic)
@@ -35,7 +35,7 @@ extension KafkaAdmin {
         return try outcome.get()
     }
 
-    private static func makeNewTopic(_ spec: KafkaTopicSpec) throws -> OpaquePointer? {
+    private static func makeNewTopic(_ spec: KafkaTopic) throws -> OpaquePointer? {
         var errorText = [CChar](repeating: 0, count: 512)
         guard let topic = rd_kafka_NewTopic_new(
             spec.name, spec.partitions, Int32(spec.replicationFactor), &errorText, errorText.count

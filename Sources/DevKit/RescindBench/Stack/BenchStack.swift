@@ -64,7 +64,7 @@ struct BenchStack: Sendable {
                 // Provisioned as `rescind-admin migrate kafka` does: an independent broker creates nothing by itself.
                 let admin = try KafkaAdmin(bootstrapServers: external, clientID: "rescind-bench", logger: logger)
                 let report = try await TopicProvisioning(
-                    topics: names.map { KafkaTopicSpec(name: $0, partitions: partitions, replicationFactor: 1) }
+                    topics: names.map { KafkaTopic(name: $0, partitions: partitions, replicationFactor: 1) }
                 ).run(with: admin)
                 guard report.isClean else { throw BenchError("the bench topics on \(external) do not match: \(report)") }
             } else {

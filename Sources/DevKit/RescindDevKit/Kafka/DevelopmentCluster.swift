@@ -84,7 +84,7 @@ public final class DevelopmentCluster: Sendable {
 
     /// Creates every topic of the list (see `createTopic`).
     @discardableResult
-    public func createTopics(_ topics: [KafkaTopicSpec]) async throws -> [String: KafkaTopicCreationOutcome] {
+    public func createTopics(_ topics: [KafkaTopic]) async throws -> [String: KafkaTopicCreationOutcome] {
         var outcomes: [String: KafkaTopicCreationOutcome] = [:]
         for topic in topics {
             outcomes[topic.name] = try await createTopic(
