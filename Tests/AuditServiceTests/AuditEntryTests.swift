@@ -7,9 +7,11 @@ import Testing
 /// The entry hash: deterministic, and different for any change of any field.
 @Suite struct AuditEntryTests {
     static let entry = AuditEntry(
-        logID: UUID(), familyMemberID: UUID(), seq: 7, eventType: "access_granted", actorUserID: UUID(),
-        targetUserID: UUID(), encryptedDetails: [1, 2, 3], occurredAt: Date(timeIntervalSince1970: 1_763_865_123.456),
-        sourceID: UUID(), prevHash: [UInt8](repeating: 9, count: 32), entryHash: [], signature: [])
+        fields: .init(
+            logID: UUID(), familyMemberID: UUID(), seq: 7, eventType: "access_granted", actorUserID: UUID(),
+            targetUserID: UUID(), encryptedDetails: [1, 2, 3], occurredAt: Date(timeIntervalSince1970: 1_763_865_123.456),
+            sourceID: UUID(), prevHash: [UInt8](repeating: 9, count: 32)),
+        entryHash: [], signature: [])
 
     @Test func everyFieldIsCovered() {
         let base = Self.entry.computedHash()

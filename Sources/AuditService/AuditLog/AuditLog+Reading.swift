@@ -12,16 +12,18 @@ extension AuditEntry {
                 UUID.self, UUID.self, Int64.self, String.self, UUID.self, UUID?.self, [UInt8].self, Date.self,
                 UUID.self, [UInt8].self, [UInt8].self, [UInt8].self)
         self.init(
-            logID: logID, familyMemberID: familyMemberID, seq: seq, eventType: eventType, actorUserID: actor,
-            targetUserID: target, encryptedDetails: details, occurredAt: occurredAt, sourceID: source,
-            prevHash: prev, entryHash: hash, signature: signature)
+            fields: .init(
+                logID: logID, familyMemberID: familyMemberID, seq: seq, eventType: eventType, actorUserID: actor,
+                targetUserID: target, encryptedDetails: details, occurredAt: occurredAt, sourceID: source, prevHash: prev),
+            entryHash: hash, signature: signature)
     }
 
     var apiEntry: AccessLogEntry {
         AccessLogEntry(
-            logID: logID, familyMemberID: familyMemberID, seq: seq, eventType: eventType, actorUserID: actorUserID,
-            targetUserID: targetUserID, encryptedDetails: Data(encryptedDetails), occurredAt: occurredAt,
-            sourceID: sourceID, prevHash: Data(prevHash), entryHash: Data(entryHash), signature: Data(signature))
+            logID: self.logID, familyMemberID: self.familyMemberID, seq: self.seq, eventType: self.eventType,
+            actorUserID: self.actorUserID, targetUserID: self.targetUserID, encryptedDetails: Data(self.encryptedDetails),
+            occurredAt: self.occurredAt, sourceID: self.sourceID, prevHash: Data(self.prevHash), entryHash: Data(entryHash),
+            signature: Data(signature))
     }
 }
 

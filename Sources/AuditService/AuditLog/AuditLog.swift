@@ -39,9 +39,10 @@ struct AuditLog: Sendable {
             "SELECT last_seq, last_hash FROM audit_chain_heads WHERE family_member_id = \(draft.familyMemberID) FOR UPDATE"
         ).first!.decode(Int64.self, [UInt8].self)
         var entry = AuditEntry(
-            logID: UUID(), familyMemberID: draft.familyMemberID, seq: head.0 + 1, eventType: draft.eventType,
-            actorUserID: draft.actorUserID, targetUserID: draft.targetUserID, encryptedDetails: sealed,
-            occurredAt: Timestamp.truncated(draft.occurredAt), sourceID: draft.sourceID, prevHash: head.1,
+            fields: .init(
+                logID: UUID(), familyMemberID: draft.familyMemberID, seq: head.0 + 1, eventType: draft.eventType,
+                actorUserID: draft.actorUserID, targetUserID: draft.targetUserID, encryptedDetails: sealed,
+                occurredAt: Timestamp.truncated(draft.occurredAt), sourceID: draft.sourceID, prevHash: head.1),
             entryHash: [], signature: [])
         entry.entryHash = entry.computedHash()
         entry.signature = signingKey.signature(for: AuditEntry.signingInput(entryHash: entry.entryHash))

@@ -166,31 +166,34 @@ struct RevocationTracker: Sendable {
 
     // MARK: Helpers
 
+    /// A revocation's devices as they stand, for its audit entries (what each device processed).
     func devices(of eventID: UUID, on connection: PostgresConnection) async throws -> [AuditDetails.Device] {
-        try await connection.query(
-            """
-            SELECT device_id, user_id, action, state, acked_at, records_processed FROM revocation_devices
-            WHERE event_id = \(eventID) ORDER BY user_id, device_id
-            """
-        ).map { row in
-            let (device, user, action, state, ackedAt, records) = try row.decode(
-                UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Int?.self)
-            return AuditDetails.Device(
-                deviceID: device, userID: user, action: action, state: state, ackedAt: ackedAt, recordsProcessed: records)
+        try await deviceRows(of: eventID, on: connection).map {
+            AuditDetails.Device(
+                deviceID: $0.device, userID: $0.user, action: $0.action, state: $0.state, ackedAt: $0.ackedAt,
+                recordsProcessed: $0.records)
         }
     }
 
+    /// A revocation's devices as they stand, for its `revocation_completed` (which acked late).
     func outcomes(of eventID: UUID, on connection: PostgresConnection) async throws -> [AuditNotification.DeviceOutcome] {
+        try await deviceRows(of: eventID, on: connection).map {
+            AuditNotification.DeviceOutcome(
+                deviceID: $0.device, userID: $0.user, action: $0.action, state: $0.state, ackedAt: $0.ackedAt, late: $0.late)
+        }
+    }
+
+    /// The `revocation_devices` rows of a revocation, by user then device.
+    private func deviceRows(
+        of eventID: UUID, on connection: PostgresConnection
+    ) async throws -> [(device: UUID, user: UUID, action: DeviceAction, state: String, ackedAt: Date?, records: Int?, late: Bool)] {
         try await connection.query(
             """
-            SELECT device_id, user_id, action, state, acked_at, late FROM revocation_devices
+            SELECT device_id, user_id, action, state, acked_at, records_processed, late FROM revocation_devices
             WHERE event_id = \(eventID) ORDER BY user_id, device_id
             """
         ).map { row in
-            let (device, user, action, state, ackedAt, late) = try row.decode(
-                UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Bool.self)
-            return AuditNotification.DeviceOutcome(
-                deviceID: device, userID: user, action: action, state: state, ackedAt: ackedAt, late: late)
+            try row.decode(UUID.self, UUID.self, DeviceAction.self, String.self, Date?.self, Int?.self, Bool.self)
         }
     }
 

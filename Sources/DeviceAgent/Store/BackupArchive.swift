@@ -1,5 +1,6 @@
 import Foundation
 import RescindClient
+import RescindProtocol
 
 /// A backup of the record cache that contains no key: per family member its status and
 /// FMK version, and every live record exactly as the grant service stores it (AES-256-GCM
@@ -19,15 +20,8 @@ public struct BackupArchive: Codable, Sendable {
         public var versionFloor: Int
     }
 
-    public struct Record: Codable, Sendable {
-        public var recordID: UUID
-        public var familyMemberID: UUID
-        public var fmkVersion: Int
-        public var nonce: Data
-        public var ciphertext: Data
-        public var tag: Data
-        public var changeSeq: Int64
-    }
+    /// A record exactly as the grant service serves it.
+    public typealias Record = RecordResponse
 
     public var format: String
     public var deviceID: UUID

@@ -15,7 +15,7 @@ public enum AuditChain {
 
     /// The fields an entry hash covers.
     @MemberwiseInit
-    public struct EntryFields: Sendable {
+    public struct EntryFields: Sendable, Equatable {
         public var logID: UUID
         public var familyMemberID: UUID
         public var seq: Int64
