@@ -43,7 +43,10 @@ public enum ClientAddress {
 
     private static func format<Address>(_ family: Int32, _ address: inout Address, length: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(length))
-        guard inet_ntop(family, &address, &buffer, socklen_t(length)) != nil else { return nil }
-        return String(cString: buffer)
+        let formatted = withUnsafeBytes(of: &address) { bytes in
+            inet_ntop(family, bytes.baseAddress, &buffer, socklen_t(length)) != nil
+        }
+        guard formatted else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

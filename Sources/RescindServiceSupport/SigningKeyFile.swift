@@ -23,7 +23,7 @@ public enum SigningKeyFile {
                 try manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
             var seed = SecureRandom.bytes(count: Ed25519.seedByteCount)
-            defer { seed.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+            defer { seed.wipe() }
             guard manager.createFile(atPath: path, contents: Data(seed), attributes: [.posixPermissions: 0o600]) else {
                 throw SigningKeyFileError(path: path, problem: "could not be created")
             }
@@ -34,7 +34,7 @@ public enum SigningKeyFile {
         } catch let error as SecretFileError {
             throw SigningKeyFileError(path: path, problem: error.problem.description)
         }
-        defer { seed.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { seed.wipe() }
         return try Ed25519.PrivateKey(seed: &seed)
     }
 }

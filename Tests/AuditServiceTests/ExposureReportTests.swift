@@ -92,7 +92,8 @@ import Testing
             if status?.devices.first(where: { $0.deviceID == phone.session.deviceID })?.state == "applied" { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        let report = ExposureReport(exposure: exposure, status: try #require(status))
+        let answered: RevocationStatus = try #require(status)
+        let report = ExposureReport(exposure: exposure, status: answered)
         let devices = Dictionary(uniqueKeysWithValues: exposure.devices.map { ($0.deviceID, $0) })
 
         let halfSynced = try #require(devices[phone.session.deviceID])

@@ -70,7 +70,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         func file(_ name: String, _ contents: String, mode: Int) -> String {
             let path = directory.appendingPathComponent(name).path
-            FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: mode])
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: mode]))
             return path
         }
         let secret = "s3cret-" + String(repeating: "k", count: 40)

@@ -80,7 +80,7 @@ import Testing
             // The device's `ack_overdue` goes out on audit_notifications in the revocation's own
             // trace (no message concluded it: the deadline did), under the span its event was recorded in.
             let overdue = try await Self.first(on: prefix + Topic.auditNotifications.rawValue, cluster: cluster) { message in
-                guard let value = message.value else { return false }
+                guard message.value != nil else { return false }
                 return Self.notification(message)?.kind == .ackOverdue
             }
             let overdueHeader = overdue.headers.last { $0.key == "traceparent" }?.value.map { String(decoding: $0, as: UTF8.self) }

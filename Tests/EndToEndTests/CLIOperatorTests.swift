@@ -127,7 +127,7 @@ extension CLITests {
             #expect(shown.status == 0 && shown.stdout.trimmed == publicKey, "\(shown)")
 
             let short = directory.appendingPathComponent("short.key").path
-            FileManager.default.createFile(atPath: short, contents: Data([1, 2, 3]))
+            #expect(FileManager.default.createFile(atPath: short, contents: Data([1, 2, 3])))
             try await RescindProcess.admin(["keys", "public", short]).expectOneLineError("32-byte key file")
             try await RescindProcess.admin(["keys", "public", directory.appendingPathComponent("missing.key").path])
                 .expectOneLineError("32-byte key file")

@@ -324,7 +324,6 @@ extension KeyHistoryVerifierTests {
     @Test func aRekeyFollowsTheOwnersRotationAnHourOnOrWithTheRecoveryKey() async throws {
         let recovery = Ed25519.PrivateKey()
         let (chain, b, bCopy) = try Self.honest(recoveryKey: recovery)
-        let ownCopy = try chain.wrapped(for: chain.owner, version: 1)
         let old = chain.owner
         let new = UserKeys.generate(userID: old.userID)
         let registered = Data(new.identityKey.publicKey.rawRepresentation)
@@ -338,7 +337,7 @@ extension KeyHistoryVerifierTests {
             return IdentityRotation(
                 statement: statement, previousKeySignature: Data(previous.identityKey.signature(for: input)),
                 newKeySignature: Data(keys.identityKey.signature(for: input)),
-                recoverySignature: try recoverySigner.map { Data($0.signature(for: input)) })
+                recoverySignature: recoverySigner.map { Data($0.signature(for: input)) })
         }
         /// The chain with the owner's rekey to `new`, carrying `carried`.
         func rekeyed(_ carried: IdentityRotation?) throws -> Chain {

@@ -14,6 +14,16 @@ struct SecretKeyTests {
         #expect(short.count == 16)
     }
 
+    /// A secret read into an array (a seed, a token, a passphrase) is overwritten in place.
+    @Test func wipeZeroesTheArraysOwnStorage() {
+        var secret = Array(UInt8(1)...UInt8(32))
+        secret.wipe()
+        #expect(secret == [UInt8](repeating: 0, count: 32))
+        var empty: [UInt8] = []
+        empty.wipe()
+        #expect(empty.isEmpty)
+    }
+
     @Test func equalityComparesBytes() throws {
         let bytes = [UInt8](repeating: 0xab, count: 32)
         #expect(try secretKey(bytes) == secretKey(bytes))

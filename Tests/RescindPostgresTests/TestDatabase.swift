@@ -47,6 +47,7 @@ enum TestDatabase {
     }
 
     /// `withSchema` plus one connection in it.
+    @discardableResult
     static func withConnection<T>(
         _ body: (_ connection: PostgresConnection, _ schema: String) async throws -> T
     ) async throws -> T {

@@ -82,8 +82,8 @@ public final class AuditServiceHarness: Sendable {
         let path = (directory as NSString).appendingPathComponent("operator.token")
         let token = "operator-\(suffix)-" + Data(SecureRandom.bytes(count: 24)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        FileManager.default.createFile(
-            atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { fatalError("the operator token file \(path) could not be written") }
         return path
     }
 

@@ -111,6 +111,7 @@ public struct GrantServiceHarness: Sendable {
     }
 
     /// A direct connection to the service's schema, for checking what is stored.
+    @discardableResult
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await TestDatabases.withConnection(to: database, body)
     }

@@ -19,6 +19,7 @@ public enum TestDatabase {
         try? await TestDatabases.dropSchemas([schema], url: GrantServiceHarness.databaseURL)
     }
 
+    @discardableResult
     private static func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await TestDatabases.withConnection(to: try PostgresConfiguration(url: GrantServiceHarness.databaseURL), body)
     }

@@ -146,8 +146,8 @@ struct InboundMessageHandler: Sendable {
         func instant(_ date: Date) -> DefaultTracerClock.Timestamp {
             DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: UInt64(max(0, date.timeIntervalSince1970) * 1_000_000_000))
         }
-        let span = InstrumentationSystem.tracer.startAnySpan(
-            "revocation completed", at: instant(completion.committedAt), context: ServiceContext.current ?? .topLevel)
+        let span = InstrumentationSystem.tracer.startSpan(
+            "revocation completed", context: ServiceContext.current ?? .topLevel, at: instant(completion.committedAt))
         span.attributes["rescind.devices"] = completion.devices
         span.attributes["rescind.commit_to_last_ack_ms"] = completion.commitToLastAckMs
         span.end(at: instant(completion.lastAck))

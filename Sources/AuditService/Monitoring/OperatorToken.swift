@@ -25,7 +25,7 @@ struct OperatorToken: Sendable {
         } catch let error as SecretFileError {
             throw refuse(error.problem.description)
         }
-        defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { bytes.wipe() }
         // One trailing newline (as `echo` or an editor writes it) is not part of the token.
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard bytes.count >= Self.minimumLength else {

@@ -45,7 +45,7 @@ package enum KeyEncryptionKey {
 
     private static func argon2(_ passphrase: [UInt8], _ derivation: KeystoreFile.Derivation, path: String) async throws -> SecretKey {
         var passphrase = passphrase
-        defer { passphrase.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { passphrase.wipe() }
         guard !passphrase.isEmpty else { throw AgentError(.configuration, "the passphrase is empty") }
         guard let parameters = derivation.parameters else {
             throw AgentError(.invalidKeystore, "\(path) lacks its Argon2id parameters")

@@ -29,3 +29,12 @@ enum Sodium {
         return buffer
     }
 }
+
+extension Array where Element == UInt8 {
+    /// Overwrites this array's own storage with zeros in a way the compiler cannot elide: the
+    /// last use of a secret read into it (a seed, a token, a passphrase). Copies made earlier are
+    /// out of reach.
+    public mutating func wipe() {
+        withUnsafeMutableBytes { Sodium.zero($0) }
+    }
+}

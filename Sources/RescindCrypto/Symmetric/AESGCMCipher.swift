@@ -96,7 +96,7 @@ public final class AESGCMCipher {
         } catch {
             // The stand-in plaintext must not stay behind in the buffer's spare capacity.
             output.withUnsafeMutableBytes { bytes in
-                UnsafeMutableRawBufferPointer(rebasing: bytes[start...]).initializeMemory(as: UInt8.self, repeating: 0)
+                Sodium.zero(UnsafeMutableRawBufferPointer(rebasing: bytes[start...]))
             }
             output.removeSubrange(start...)
             throw error

@@ -16,7 +16,7 @@ struct TemporaryDirectory {
     @discardableResult
     func write(_ name: String, _ data: Data, permissions: Int = 0o600) throws -> String {
         let target = file(name)
-        FileManager.default.createFile(atPath: target, contents: data)
+        try data.write(to: URL(fileURLWithPath: target))
         try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: target)
         return target
     }

@@ -163,6 +163,7 @@ final class ChaosStack: Sendable {
     // MARK: Database
 
     /// A direct connection to one of the two schemas (retried while PostgreSQL restarts).
+    @discardableResult
     func withConnection<Result>(schema: String, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await services.withConnection(schema: schema, attempts: 100, body)
     }

@@ -6,6 +6,7 @@ extension TestDatabases {
     /// One connection for `body`, closed whatever happens. With `attempts` > 1 a refused
     /// connection is tried again every 200 ms (a PostgreSQL restarting after a kill); `body` runs
     /// once.
+    @discardableResult
     public static func withConnection<Result>(
         to configuration: PostgresConfiguration, attempts: Int = 1, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {

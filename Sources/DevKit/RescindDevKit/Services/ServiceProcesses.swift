@@ -193,6 +193,7 @@ public final class ServiceProcesses: Sendable {
 
     /// One connection to `schema` for `body`, closed whatever happens; `attempts` > 1 tries a
     /// refused connection again every 200 ms (a PostgreSQL restarting after a kill).
+    @discardableResult
     public func withConnection<Result>(
         schema: String, attempts: Int = 1, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
