@@ -360,6 +360,7 @@ let package = Package(
                 "RescindPostgres", "RescindProtocol", "RescindTLS", "RescindTracing", .product(name: "Logging", package: "swift-log"),
                 // The tracing section's stand-in collector.
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Sources/DevKit/RescindBench"

@@ -59,6 +59,7 @@ struct RescindBenchCommand {
 
         if options.sections.contains(.crypto) {
             try await CryptoBench.run(options: options, report: report)
+            try CanonicalJSONBench.run(options: options, report: report)
         }
         var fleetJSON: String?
         if options.sections.contains(.fleet) {

@@ -20,6 +20,9 @@ enum TracingBench {
     static let bound = 0.05
     /// Which stack is traced, phase after phase (false: A, true: B), repeated.
     static let pattern = [false, true, true, false]
+    /// Measured pairs between two restores of the revoked user's family members (each stack's rig
+    /// holds two more than this).
+    static let block = 20
 
     static func run(options: BenchOptions, report: BenchReport, logger: Logger) async throws {
         report.begin(
@@ -108,9 +111,11 @@ enum TracingBench {
 
     /// Two stacks, ten agents each; for each phase both stacks' services restarted (the traced
     /// one with `endpoint`), warm-up pairs until both audit services conclude revocations again,
-    /// then `options.revocations` measured pairs. Each revocation of a warm-up or of the measured
-    /// pairs is of a family member of its own; the revoked user gets them back after each.
+    /// then `options.revocations` measured pairs. Each revocation of the warm-up or of a block of
+    /// `block` measured pairs is of a family member of its own; the revoked user gets them back
+    /// after each, outside the pairs measured.
     static func measurePairs(options: BenchOptions, endpoint: String, tracer: RescindTracer, logger: Logger) async throws -> Run {
+        let block = min(Self.block, options.revocations)
         var stacks: [BenchStack] = []
         var ledgers: [EventLedger] = []
         var rigs: [FanOutRig] = []
@@ -125,11 +130,13 @@ enum TracingBench {
                 stacks.append(stack)
                 let ledger = try EventLedger(stack: stack, fetchWaitMilliseconds: options.fetchWaitMilliseconds, logger: logger)
                 ledgers.append(ledger)
-                // A family member for each revocation of a warm-up or of the measured pairs: the
-                // revoked user is granted them again after each, not between the revocations measured.
+                // A family member for each revocation of a warm-up or of a block of measured pairs:
+                // the revoked user is granted them again after each block, not between the revocations
+                // measured. Bounded, so that a long phase does not grow every agent's cache (a larger
+                // cache is a slower rotation, and no longer section 3's fan-out).
                 rigs.append(
                     try await FanOutRig.prepare(
-                        agents: 10, familyMembers: options.revocations + 2, stack: stack, ledger: ledger, options: options, logger: logger))
+                        agents: 10, familyMembers: block + 2, stack: stack, ledger: ledger, options: options, logger: logger))
             }
             var run = Run()
             for phase in 0..<options.tracingPhases {
@@ -138,42 +145,45 @@ enum TracingBench {
                     try await restart(stack.services, environment: index == tracedStack ? ["RESCIND_OTEL_EXPORTER_OTLP_ENDPOINT": endpoint] : [:])
                 }
                 let first = run.pairs.count
+                // One revocation on stack `index`, recorded by this process's tracer when that
+                // stack is the traced one, and logged; `nil` when some device did not ack in time.
+                func revoke(on index: Int, slot: String) async throws -> FanOutBench.Sample? {
+                    let traced = index == tracedStack
+                    tracer.isRecording = traced
+                    let sample = try await rigs[index].revoke()
+                    tracer.isRecording = false
+                    if traced { run.tracedRevocations += 1 }
+                    if let sample { FanOutBench.log(sample, as: Self.label(phase: phase, stack: index, traced: traced, slot: slot)) }
+                    return sample
+                }
                 // Warm-up: pairs until each stack's audit service has concluded a revocation since
                 // its restart (its consumer back in its group, which takes it some seconds), at least
                 // two; the revocations measured then never overlap its catching up.
                 var live: Set<Int> = []
                 var warmUps = 0
                 while warmUps < 2 || live.count < stacks.count {
-                    guard warmUps < options.revocations + 2 else {
+                    guard warmUps < block + 2 else {
                         throw BenchError("phase \(phase + 1): an audit service concluded no revocation after \(warmUps) warm-up pairs")
                     }
                     for index in warmUps.isMultiple(of: 2) ? [0, 1] : [1, 0] {
-                        tracer.isRecording = index == tracedStack
-                        let sample = try await rigs[index].revoke()
-                        tracer.isRecording = false
-                        if index == tracedStack { run.tracedRevocations += 1 }
+                        let sample = try await revoke(on: index, slot: "warm-up \(warmUps + 1)")
                         if sample?.lastAckToAudit != nil { live.insert(index) }
-                        if let sample {
-                            FanOutBench.log(sample, as: Self.label(phase: phase, stack: index, traced: index == tracedStack, slot: "warm-up \(warmUps + 1)"))
-                        }
                     }
                     warmUps += 1
                 }
                 for rig in rigs { try await rig.restore() }
                 for slot in 1...options.revocations {
+                    if slot > 1, (slot - 1).isMultiple(of: block) {
+                        for rig in rigs { try await rig.restore() }
+                    }
                     var pair: [Bool: FanOutBench.Sample] = [:]
                     for index in slot.isMultiple(of: 2) ? [0, 1] : [1, 0] {
                         let traced = index == tracedStack
-                        tracer.isRecording = traced
-                        let sample = try await rigs[index].revoke()
-                        tracer.isRecording = false
-                        if traced { run.tracedRevocations += 1 }
-                        guard let sample else {
+                        guard let sample = try await revoke(on: index, slot: "revocation \(slot)") else {
                             run.incomplete[traced, default: 0] += 1
                             continue
                         }
                         pair[traced] = sample
-                        FanOutBench.log(sample, as: Self.label(phase: phase, stack: index, traced: traced, slot: "revocation \(slot)"))
                     }
                     if let unset = pair[false], let set = pair[true] { run.pairs.append((phase, unset, set)) }
                 }

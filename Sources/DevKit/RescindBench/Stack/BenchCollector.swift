@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// A stand-in OpenTelemetry collector for the tracing section: `POST /v1/traces` (OTLP/HTTP) on
@@ -20,11 +21,13 @@ final class BenchCollector: Sendable {
 
     let port: Int
     private let tally: Tally
+    private let group: ServiceGroup
     private let server: Task<Void, any Error>
 
-    private init(port: Int, tally: Tally, server: Task<Void, any Error>) {
+    private init(port: Int, tally: Tally, group: ServiceGroup, server: Task<Void, any Error>) {
         self.port = port
         self.tally = tally
+        self.group = group
         self.server = server
     }
 
@@ -51,13 +54,15 @@ final class BenchCollector: Sendable {
                 portSent.yield(channel.localAddress?.port ?? 0)
                 portSent.finish()
             }, logger: logger)
-        let server = Task { try await application.runService(gracefulShutdownSignals: []) }
+        // In a group of its own, so that `stop()` shuts it down gracefully (a cancelled server logs errors).
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        let server = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {
             server.cancel()
             throw BenchError("the bench's OTLP collector did not start")
         }
-        return BenchCollector(port: port, tally: tally, server: server)
+        return BenchCollector(port: port, tally: tally, group: group, server: server)
     }
 
     static func occurrences(of pattern: [UInt8], in bytes: [UInt8]) -> Int {
@@ -76,7 +81,7 @@ final class BenchCollector: Sendable {
     }
 
     func stop() async {
-        server.cancel()
+        await group.triggerGracefulShutdown()
         _ = await server.result
     }
 }
