@@ -192,6 +192,7 @@ let package = Package(
             name: "RescindServiceSupport",
             dependencies: [
                 "RescindConfiguration",
+                "RescindKafka",
                 "RescindObservability",
                 "RescindTracing",
                 "RescindLifecycle",
@@ -304,7 +305,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuditServiceMain",
-            dependencies: ["AuditService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AuditService", "RescindServiceSupport"]
         ),
         .executableTarget(
             name: "DeviceAgentMain",
@@ -316,7 +317,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GrantServiceMain",
-            dependencies: ["GrantService", "RescindServiceSupport", "RescindObservability", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GrantService", "RescindServiceSupport"]
         ),
 
         // MARK: Dev kit (never linked by the product)

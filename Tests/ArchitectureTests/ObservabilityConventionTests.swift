@@ -70,7 +70,8 @@ import Testing
                 }
             }
         }
-        if module != "DeviceAgentMain" { #expect(dictionaries > 0, "expected log metadata in \(module)") }
+        // The executables' mains log little or nothing themselves; every library module logs.
+        if !module.hasSuffix("Main") { #expect(dictionaries > 0, "expected log metadata in \(module)") }
         #expect(offenders.isEmpty, "log metadata keys written as literals:\n\(offenders.joined(separator: "\n"))")
     }
 

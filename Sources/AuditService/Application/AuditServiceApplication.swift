@@ -130,11 +130,9 @@ public enum AuditServiceApplication {
         // what was concluded), and the pool last.
         app.addServices(
             PoolService(pool: pool),
-            NotificationRelay(
-                pool: pool, database: database, producer: producer, topic: topics.name(.auditNotifications),
-                commandsTopic: topics.name(.deviceCommands),
-                batchSize: configuration.notifications.batchSize, pollInterval: configuration.notifications.pollInterval,
-                claimLease: configuration.notifications.claimLease, metrics: metrics, logger: logger),
+            OutboxRelay.notifications(
+                pool: pool, database: database, producer: producer, topics: topics, settings: configuration.notifications,
+                metrics: metrics, logger: logger),
             PeriodicService(name: "deadline scan", interval: configuration.tracking.scanInterval, logger: logger) {
                 try await monitor.scan()
             },

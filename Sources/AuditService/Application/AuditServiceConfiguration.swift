@@ -1,11 +1,12 @@
 import Foundation
 import RescindConfiguration
 import RescindObservability
+import RescindServiceSupport
 import RescindTLS
 
 /// Everything the audit service can be told, with the defaults it runs with.
 /// Filled from environment variables in `init(environment:)` only.
-public struct AuditServiceConfiguration: Sendable {
+public struct AuditServiceConfiguration: ServiceProcessConfiguration {
     public struct HTTP: Sendable {
         /// Address to bind; `RESCIND_AUDIT_HOST`.
         public var host = "127.0.0.1"

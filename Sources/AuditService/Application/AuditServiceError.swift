@@ -5,14 +5,11 @@ public enum AuditServiceError: Error, CustomStringConvertible, Sendable {
     case configuration(String)
     /// The grant service could not be reached or answered something unusable.
     case grantService(String)
-    /// Kafka did not acknowledge this many notifications; they stay in the outbox and are retried.
-    case notificationsUndelivered(Int)
 
     public var code: String {
         switch self {
         case .configuration: "configuration"
         case .grantService: "grant_service"
-        case .notificationsUndelivered: "notifications_undelivered"
         }
     }
 
@@ -20,7 +17,6 @@ public enum AuditServiceError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .configuration(let problem): "configuration: \(problem)"
         case .grantService(let problem): "grant service: \(problem)"
-        case .notificationsUndelivered(let count): "\(count) notification(s) were not acknowledged by Kafka"
         }
     }
 }

@@ -78,9 +78,8 @@ public enum GrantServiceApplication {
             versions: RecordVersionStore(pool: pool, retention: configuration.lifetimes.recordVersionRetention), logger: logger)
         app.addServices(
             PoolService(pool: pool),
-            OutboxRelay(
-                pool: pool, database: database, producer: producer, batchSize: configuration.outbox.batchSize,
-                pollInterval: configuration.outbox.pollInterval, claimLease: configuration.outbox.claimLease, metrics: metrics,
+            OutboxRelay.grantOutbox(
+                pool: pool, database: database, producer: producer, settings: configuration.outbox, metrics: metrics,
                 logger: logger),
             PeriodicService(name: "janitor sweep", interval: configuration.lifetimes.janitorInterval, logger: logger) {
                 try await janitor.sweep()

@@ -6,7 +6,7 @@ import RescindTLS
 
 /// Everything the grant service can be told, with the defaults it runs with.
 /// Filled from environment variables in `init(environment:)` only.
-public struct GrantServiceConfiguration: Sendable {
+public struct GrantServiceConfiguration: ServiceProcessConfiguration {
     public struct HTTP: Sendable {
         static let defaultMaxBodyBytes = 1 << 20
         /// Address to bind; `RESCIND_GRANT_HOST`.
