@@ -81,6 +81,16 @@ let package = Package(
 
         // MARK: One module per concern
 
+        // `@MemberwiseInit`: a struct's memberwise `init` at its own access level, so a public type
+        // does not write each property out twice. The plugin runs in the compiler, never at run time.
+        .macro(
+            name: "RescindMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]),
+        .target(name: "RescindMacros", dependencies: ["RescindMacrosPlugin"]),
+
         .target(
             name: "RescindCrypto",
             dependencies: ["CSodium", "CLibCrypto"]
@@ -105,6 +115,7 @@ let package = Package(
             name: "RescindKafka",
             dependencies: [
                 "CRdKafka",
+                "RescindMacros",
                 "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -114,13 +125,14 @@ let package = Package(
             name: "RescindPostgres",
             dependencies: [
                 "CLibPQ",
+                "RescindMacros",
                 "RescindObservability",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // Typed `RESCIND_*` environment settings, read the same way by every executable.
-        .target(name: "RescindConfiguration"),
+        .target(name: "RescindConfiguration", dependencies: ["RescindMacros"]),
 
         // A process's bounded graceful shutdown (`ShutdownDeadline`) and its allocator settings
         // (`MemoryAllocator`): the services' and the agent's.
@@ -128,6 +140,7 @@ let package = Package(
             name: "RescindLifecycle",
             dependencies: [
                 .target(name: "CMalloc", condition: .when(platforms: [.linux])),
+                "RescindMacros",
                 "RescindObservability",
                 "RescindTracing",
                 .product(name: "Logging", package: "swift-log"),
@@ -145,16 +158,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-
-        // `@MemberwiseInit`: a struct's memberwise `init` at its own access level, so a public type
-        // does not write each property out twice. The plugin runs in the compiler, never at run time.
-        .macro(
-            name: "RescindMacrosPlugin",
-            dependencies: [
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-            ]),
-        .target(name: "RescindMacros", dependencies: ["RescindMacrosPlugin"]),
 
         // Messages on the topics, their signed envelope, and the HTTP API's
         // request/response types: shared by the services, the agent and the CLI.

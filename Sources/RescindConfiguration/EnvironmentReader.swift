@@ -1,3 +1,5 @@
+import RescindMacros
+
 /// Reads typed settings from environment variables, so that every executable
 /// parses `RESCIND_*` the same way and names the variable when a value is wrong.
 public struct EnvironmentReader: Sendable {
@@ -79,14 +81,10 @@ public struct EnvironmentReader: Sendable {
 
 /// A setting that cannot be used, named by its variable; the value itself is not repeated
 /// (it may be a secret).
+@MemberwiseInit
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     public let variable: String
     public let problem: String
-
-    public init(variable: String, problem: String) {
-        self.variable = variable
-        self.problem = problem
-    }
 
     public var description: String { "\(variable): \(problem)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RescindMacros
 
 #if canImport(Glibc)
 import Glibc
@@ -99,6 +100,7 @@ private func readFile(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ 
 }
 
 /// A secret file that cannot be used, named by its path; its contents are never shown.
+@MemberwiseInit
 public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Problem: Sendable, Equatable, CustomStringConvertible {
         case notFound
@@ -150,11 +152,6 @@ public struct SecretFileError: Error, Sendable, Equatable, CustomStringConvertib
 
     public let path: String
     public let problem: Problem
-
-    public init(path: String, problem: Problem) {
-        self.path = path
-        self.problem = problem
-    }
 
     public var description: String { "\(path) \(problem)" }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import RescindMacros
 import RescindObservability
 import ServiceLifecycle
 
@@ -17,6 +18,7 @@ import ServiceLifecycle
 /// runs on a dispatch queue, not on Swift's cooperative pool, which blocked work can starve. For
 /// processes only (the `main` of a service or the agent): it ends the whole process, so an
 /// in-process test harness never adds it.
+@MemberwiseInit
 public struct ShutdownDeadline: Service {
     /// The exit status of a process whose graceful shutdown ran out of time (1 is a failure at
     /// start-up or while running; 0 a graceful shutdown that finished).
@@ -26,11 +28,6 @@ public struct ShutdownDeadline: Service {
     /// `terminationGracePeriodSeconds`, 30 s by default), so that this line comes before its SIGKILL.
     public let grace: Duration
     private let logger: Logger
-
-    public init(grace: Duration, logger: Logger) {
-        self.grace = grace
-        self.logger = logger
-    }
 
     public func run() async throws {
         // Returns on graceful shutdown, throws on cancellation: either way shutdown has begun.

@@ -1,5 +1,8 @@
+import RescindMacros
+
 /// A topic: one to create, or one as the cluster reports it (`KafkaAdmin.describeTopics`),
 /// so that what exists compares field by field with what should (`TopicProvisioning.drift`).
+@MemberwiseInit
 public struct KafkaTopic: Sendable, Hashable {
     public var name: String
     /// Upper bound on consumer parallelism within one group; per-key order holds within a partition.
@@ -9,14 +12,7 @@ public struct KafkaTopic: Sendable, Hashable {
     public var replicationFactor: Int16
     /// Topic-level configuration (`retention.ms`, `min.insync.replicas`, …). As reported: the
     /// entries the broker returned; empty when only metadata was asked for.
-    public var configuration: [String: String]
-
-    public init(name: String, partitions: Int32, replicationFactor: Int16, configuration: [String: String] = [:]) {
-        self.name = name
-        self.partitions = partitions
-        self.replicationFactor = replicationFactor
-        self.configuration = configuration
-    }
+    public var configuration: [String: String] = [:]
 }
 
 /// What creating one topic did. Both outcomes count as success, so topic creation can

@@ -1,6 +1,9 @@
+import RescindMacros
+
 /// How an existing topic differs from its spec, in a way Rescind will not repair by
 /// itself: partitions cannot be taken away, and changing retention or replication of a
 /// live topic is an operator's decision.
+@MemberwiseInit
 public struct KafkaTopicDrift: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// Fewer partitions than the spec: fewer consumers can share the topic.
@@ -13,11 +16,6 @@ public struct KafkaTopicDrift: Sendable, Hashable, CustomStringConvertible {
 
     public var topic: String
     public var kind: Kind
-
-    public init(topic: String, kind: Kind) {
-        self.topic = topic
-        self.kind = kind
-    }
 
     public var description: String {
         switch kind {

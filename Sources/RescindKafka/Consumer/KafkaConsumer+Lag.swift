@@ -1,4 +1,7 @@
+import RescindMacros
+
 /// How far a consumer group is behind on one partition, in messages.
+@MemberwiseInit
 public struct KafkaPartitionLag: Sendable, Hashable {
     public var topic: String
     public var partition: Int32
@@ -10,14 +13,6 @@ public struct KafkaPartitionLag: Sendable, Hashable {
     /// committed offset; before the first commit, every message the partition retains (high
     /// minus low watermark), which is what a consumer starting from the earliest offset has ahead.
     public var messages: Int64
-
-    public init(topic: String, partition: Int32, committedOffset: Int64?, highWatermark: Int64, messages: Int64) {
-        self.topic = topic
-        self.partition = partition
-        self.committedOffset = committedOffset
-        self.highWatermark = highWatermark
-        self.messages = messages
-    }
 }
 
 extension KafkaConsumer {

@@ -1,3 +1,5 @@
+import RescindMacros
+
 /// How a consumer gets its partitions.
 public enum KafkaSubscription: Sendable, Hashable {
     /// Join the configured consumer group on these topics; the group coordinator
@@ -8,16 +10,11 @@ public enum KafkaSubscription: Sendable, Hashable {
 }
 
 /// One partition read by a manually assigned consumer.
+@MemberwiseInit
 public struct KafkaPartitionAssignment: Sendable, Hashable {
     public var topic: String
     public var partition: Int32
     public var start: KafkaStartOffset
-
-    public init(topic: String, partition: Int32, start: KafkaStartOffset) {
-        self.topic = topic
-        self.partition = partition
-        self.start = start
-    }
 }
 
 /// Where a manually assigned partition starts.

@@ -1,12 +1,9 @@
+import RescindMacros
+
 /// Where the broker stored an acknowledged message.
+@MemberwiseInit
 public struct KafkaDelivery: Sendable, Hashable {
     public var topic: String
     public var partition: Int32
     public var offset: Int64
-
-    public init(topic: String, partition: Int32, offset: Int64) {
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RescindMacros
 import RescindObservability
 
 /// Applies the `*.sql` files of a directory to one PostgreSQL schema, once each, in order.
@@ -11,6 +12,7 @@ import RescindObservability
 /// of the file's bytes, applied_at). Re-running skips them; an applied file whose contents
 /// changed is an error. Concurrent runs (several replicas starting at once) are serialized by
 /// a PostgreSQL advisory lock per schema.
+@MemberwiseInit
 public struct PostgresMigrator: Sendable {
     public let directory: URL
     public let schema: String
@@ -19,12 +21,6 @@ public struct PostgresMigrator: Sendable {
     /// First key of the two-key advisory lock ("RSND"), so it cannot collide with app locks
     /// that use the one-key form; the second key is `hashtext(schema)`.
     private static let advisoryLockClass: Int32 = 0x5253_4E44
-
-    public init(directory: URL, schema: String, logger: Logger) {
-        self.directory = directory
-        self.schema = schema
-        self.logger = logger
-    }
 
     /// Applies pending migrations using one pooled connection.
     @discardableResult

@@ -1,4 +1,7 @@
+import RescindMacros
+
 /// One NOTIFY received by a `PostgresNotificationListener`.
+@MemberwiseInit
 public struct PostgresNotification: Sendable, Hashable {
     /// The channel, exactly as given to LISTEN / `pg_notify` (case-sensitive).
     public let channel: String
@@ -6,10 +9,4 @@ public struct PostgresNotification: Sendable, Hashable {
     public let payload: String
     /// The server process that sent it.
     public let backendPID: Int32
-
-    public init(channel: String, payload: String, backendPID: Int32) {
-        self.channel = channel
-        self.payload = payload
-        self.backendPID = backendPID
-    }
 }
