@@ -376,7 +376,7 @@ let package = Package(
             name: "RescindHostile",
             dependencies: [
                 "AuditService", "DeviceAgent", "RescindClient", "RescindDevKit", "RescindTestSupport", "RescindCrypto",
-                "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol",
+                "RescindKafka", "RescindObservability", "RescindPostgres", "RescindProtocol", "RescindTLS",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/DevKit/RescindHostile"

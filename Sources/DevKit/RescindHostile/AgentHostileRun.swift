@@ -40,6 +40,9 @@ struct AgentHostileRun {
                 kafka: .init(bootstrapServers: service.cluster.bootstrapServers, topicPrefix: service.topicPrefix),
                 unlock: .passphrase("rescind-hostile"))
             configuration.keyDerivation = .init(opsLimit: 1, memLimit: 8 << 20)
+            // The agent reaches the harness's grant service as its tests do: HTTPS checked against
+            // the suite's CA (or plain HTTP to loopback when the harness serves plain).
+            configuration.tls = service.clientTLS
             configuration.kafka.sessionTimeout = .seconds(3)
             let fast = ["reconnect.backoff.ms": "50", "reconnect.backoff.max.ms": "300", "topic.metadata.refresh.interval.ms": "1000"]
             configuration.kafka.consumerProperties = fast.merging(["fetch.wait.max.ms": "50", "fetch.error.backoff.ms": "50"]) { $1 }

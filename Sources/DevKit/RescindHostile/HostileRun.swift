@@ -6,11 +6,8 @@ import RescindKafka
 import RescindObservability
 import RescindPostgres
 import RescindProtocol
+import RescindTLS
 import RescindTestSupport
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// One run of `rescind-hostile` against an in-process audit service.
 struct HostileRun {
@@ -139,8 +136,8 @@ struct HostileRun {
             }
             return (families.count, broken)
         }
-        let alive = await Self.answers(service.baseURL.appendingPathComponent("health"))
-        let ready = await Self.answers(service.baseURL.appendingPathComponent("ready"))
+        let alive = await Self.answers(service.baseURL.appendingPathComponent("health"), tls: service.clientTLS)
+        let ready = await Self.answers(service.baseURL.appendingPathComponent("ready"), tls: service.clientTLS)
         await producer.shutdown()
         await service.stop()
         await service.dropState()
@@ -182,8 +179,9 @@ struct HostileRun {
         return true
     }
 
-    static func answers(_ url: URL) async -> Bool {
-        guard let (_, response) = try? await URLSession.shared.data(from: url) else { return false }
-        return (response as? HTTPURLResponse)?.statusCode == 200
+    /// Whether `url` answers 200, reached as the service's own clients reach it (`tls`: the
+    /// suite's CA when the harness serves HTTPS; URLSession on Linux cannot be given one).
+    static func answers(_ url: URL, tls: ClientTLS) async -> Bool {
+        (try? await TestHTTP.send("GET", url, tls: tls, timeout: .seconds(10)))?.status == 200
     }
 }
