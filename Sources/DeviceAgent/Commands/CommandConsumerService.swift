@@ -24,10 +24,13 @@ struct CommandConsumerService: Service {
             configuration: kafka, subscription: .group(topics: [configuration.commandsTopic]), logger: engine.logger)
         engine.logger.info("consuming device commands", metadata: [LogKey.topic: "\(configuration.commandsTopic)"])
         // With a metrics file, the lag in messages and the brokers' reachability are asked as
-        // often as the file is written, beside the consumer (never in the way of a message).
+        // often as the file is written, beside the consumer (never in the way of a message). The
+        // probe stops before the consumer closes: a probe cut short by the agent's own shutdown
+        // says nothing of the brokers, so the last answer stands (the file is written last at exit).
         let lagProbe = configuration.metricsFile == nil ? nil : Task { [engine, interval = configuration.metricsInterval] in
             while !Task.isCancelled {
                 let lag = try? await consumer.lag()
+                if Task.isCancelled { break }
                 engine.metrics.commandLag(lag?.map { ($0.partition, $0.messages) })
                 try? await Task.sleep(for: interval)
             }
@@ -40,13 +43,16 @@ struct CommandConsumerService: Service {
                     try await handle(message, consumer: consumer, pace: &paces[message.partition, default: CommitPace()])
                 }
             } onGracefulShutdown: {
+                lagProbe?.cancel()
                 Task { await consumer.close() }
             }
         } catch {
+            lagProbe?.cancel()
             try? await engine.writeRejectionCounters()
             await consumer.close()
             throw error
         }
+        lagProbe?.cancel()
         try? await engine.writeRejectionCounters()
         await consumer.close()
     }
