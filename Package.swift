@@ -161,9 +161,19 @@ let package = Package(
 
         // Messages on the topics, their signed envelope, and the HTTP API's
         // request/response types: shared by the services, the agent and the CLI.
+        // Its HTTP request and response types are generated at build time from the services'
+        // OpenAPI documents (WireTypesPlugin), so a field is stated once, in the contract.
         .target(
             name: "RescindProtocol",
-            dependencies: ["RescindCrypto", "RescindMacros"]
+            dependencies: ["RescindCrypto", "RescindMacros"],
+            plugins: ["WireTypesPlugin"]
+        ),
+        .plugin(name: "WireTypesPlugin", capability: .buildTool(), dependencies: ["RescindWireTypes"]),
+        // The plugin's generator: runs on the build machine only, never linked into a product.
+        .executableTarget(
+            name: "RescindWireTypes",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            path: "Sources/BuildTools/RescindWireTypes"
         ),
 
         // The grant service's HTTP API as a client (AsyncHTTPClient's shared pool, see HTTPTransport),
@@ -419,7 +429,10 @@ let package = Package(
         .testTarget(name: "RescindCryptoTests", dependencies: ["RescindCrypto"]),
         .testTarget(name: "RescindKafkaTests", dependencies: ["RescindKafka", "RescindDevKit", "RescindTracing"]),
         .testTarget(name: "RescindPostgresTests", dependencies: ["RescindPostgres", "RescindDevKit"]),
-        .testTarget(name: "RescindProtocolTests", dependencies: ["RescindProtocol", "RescindCrypto", "RescindMacros"]),
+        // With the generator of its HTTP types (RescindWireTypes), tested in process.
+        .testTarget(
+            name: "RescindProtocolTests",
+            dependencies: ["RescindProtocol", "RescindCrypto", "RescindMacros", "RescindWireTypes", .product(name: "Yams", package: "Yams")]),
         // The client library alone: the key history verifier's rules, QR codes, invitations' encoding
         // and checks, its transport against a Hummingbird app in process (no server of ours; the test
         // kit for its shared expectations).

@@ -279,6 +279,8 @@ import Yams
         }
         #expect(Set(bundled) == ["GrantService", "AuditService"], "\(bundled): give every bundle to its images")
         let build = try #require(stages["build"]).lines.joined(separator: "\n")
+        // The manifest reads Plugins/ (the generator of RescindProtocol's HTTP types) as well as the sources.
+        for folder in ["Plugins", "Sources", "Tests"] { #expect(build.contains("COPY \(folder) ./\(folder)"), "the build copies \(folder)/") }
         let roles: [(role: String, executable: String, bundles: [String], healthCheck: Bool)] = [
             ("grant-service", "rescind-grant-service", ["Rescind_GrantService.resources"], true),
             ("audit-service", "rescind-audit-service", ["Rescind_AuditService.resources"], true),

@@ -1,52 +1,24 @@
 import Foundation
 import RescindCrypto
-import RescindMacros
 
-/// The recovery key's word that a device's signing key is one of its user's devices: the
-/// recovery key's Ed25519 signature over the user, the device and its key.
-///
-/// Every device holds its user's identity key, so nothing a device signs with that key can be told
-/// from what a thief signs with a copy of it. Each device's own signing key is different, and a
-/// certificate lets a verifier tell two of them apart without asking the grant service: two
-/// certified keys that differ are two devices, and a thief with one device's files holds one.
-/// Only the recovery words make one (at `identity create` for the first device, for a device the
-/// words enrol, and for a device that asks them to vouch for it on itself), so a thief who enrols
-/// a device of their own gets none, and a compromised service cannot forge one.
-@MemberwiseInit
-public struct DeviceCertificate: Codable, Sendable, Equatable {
-    public var userID: UUID
-    public var deviceID: UUID
-    /// The device's Ed25519 signing key, the one it authenticates with.
-    public var devicePublicKey: Data
-    public var issuedAt: Date
-    /// The recovery key's signature over `signingInput()`.
-    public var signature: Data
-
+extension DeviceCertificate {
     /// Certifies `devicePublicKey` for `deviceID` of `userID` with `recoveryKey`.
     public init(userID: UUID, deviceID: UUID, devicePublicKey: Data, issuedAt: Date = Date(), recoveryKey: Ed25519.PrivateKey) throws {
         self.init(userID: userID, deviceID: deviceID, devicePublicKey: devicePublicKey, issuedAt: issuedAt, signature: Data())
         signature = Data(recoveryKey.signature(for: try signingInput()))
     }
 
-    enum CodingKeys: CodingKey {
-        case userID, deviceID, devicePublicKey, issuedAt, signature
-    }
-
+    /// What the signature covers: every field but the signature.
     struct Signed: Encodable {
-        let certificate: DeviceCertificate
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(certificate.userID, forKey: .userID)
-            try container.encode(certificate.deviceID, forKey: .deviceID)
-            try container.encode(certificate.devicePublicKey, forKey: .devicePublicKey)
-            try container.encode(certificate.issuedAt, forKey: .issuedAt)
-        }
+        let userID: UUID
+        let deviceID: UUID
+        let devicePublicKey: Data
+        let issuedAt: Date
     }
 
     /// A domain label, a newline, the canonical JSON of every field but the signature.
     public func signingInput() throws -> [UInt8] {
-        Array("rescind.device_certificate.v1\n".utf8) + [UInt8](try CanonicalJSON.encode(Signed(certificate: self)))
+        Array("rescind.device_certificate.v1\n".utf8) + [UInt8](try CanonicalJSON.encode(Signed(userID: userID, deviceID: deviceID, devicePublicKey: devicePublicKey, issuedAt: issuedAt)))
     }
 
     /// Whether `recoveryKey` signed this certificate for a device of `userID`; false without a
@@ -60,15 +32,7 @@ public struct DeviceCertificate: Codable, Sendable, Equatable {
     }
 }
 
-/// A certified device's signature over a governed statement (an identity rotation): the
-/// device's own key agreeing to it, with the certificate that makes the key one of the user's
-/// devices. Kept beside the statement, outside anything it is hashed or signed with.
-@MemberwiseInit
-public struct DeviceApproval: Codable, Sendable, Equatable {
-    public var certificate: DeviceCertificate
-    /// The device key's signature over `DeviceApproval.signingInput(of:)`.
-    public var signature: Data
-
+extension DeviceApproval {
     /// `deviceKey` (the certified one) approving the statement whose signing input is `statement`.
     public init(approving statement: [UInt8], certificate: DeviceCertificate, deviceKey: Ed25519.PrivateKey) {
         precondition(Data(deviceKey.publicKey.rawRepresentation) == certificate.devicePublicKey, "a device approves with its certified key")

@@ -1,5 +1,4 @@
 import Foundation
-import RescindMacros
 
 /// What kind of machine a device is; only for people reading `rescind device list`.
 public enum DeviceKind: String, Codable, Sendable, CaseIterable {
@@ -18,20 +17,6 @@ public enum DeviceKind: String, Codable, Sendable, CaseIterable {
 /// as overdue, while not expecting one that caches would hide it.
 public enum DeviceRole: String, Codable, Sendable, CaseIterable {
     case agent, interactive
-}
-
-/// Enrols another device of the caller's user (`POST /v1/devices`).
-///
-/// A bearer token proves only that the caller holds one of the user's devices; a thief
-/// holding an unlocked phone has that. The enrolment must also carry the user's identity
-/// key's signature over `DeviceEnrolment.signingInput`, which names a fresh single-use
-/// challenge (`POST /v1/enrolment-challenges`), so a signature can be neither
-/// made with a device key nor replayed.
-@MemberwiseInit
-public struct EnrolDeviceRequest: Codable, Sendable, Equatable {
-    public var device: RegisterDeviceRequest
-    public var challengeID: UUID
-    public var signature: Data
 }
 
 /// The statement a user's identity key signs to enrol a device.

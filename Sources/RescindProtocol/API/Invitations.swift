@@ -1,28 +1,8 @@
 import Foundation
-import RescindMacros
 
-/// An owner's invitation (sharing ADR): signed with the inviter's identity key, single use,
-/// valid for at most `maximumLifetime`. It names a one-time *invitation key* whose private half
-/// travels only in the token the owner hands over in person (printed, or as a QR code):
-/// whoever accepts must sign with it, so the grant service — which sees only the public half —
-/// cannot accept on anyone's behalf, and the token carries a fingerprint of the inviter's
-/// identity key, so the service cannot substitute the inviter either.
-@MemberwiseInit
-public struct Invitation: Codable, Sendable, Equatable {
+extension Invitation {
     /// Seven days, as the sharing ADR says.
     public static let maximumLifetime: TimeInterval = 7 * 24 * 3600
-
-    public var invitationID: UUID
-    public var inviterUserID: UUID
-    public var inviterIdentityPublicKey: Data
-    public var inviterAgreementPublicKey: Data
-    /// What the owner will share once the invitation is accepted, if anything.
-    public var familyMemberID: UUID?
-    /// The Ed25519 public key of the one-time invitation key (its seed is in the token).
-    public var invitationPublicKey: Data
-    public var createdAt: Date
-    public var expiresAt: Date
-
 
     /// What the inviter's identity key signs.
     public func signingInput() throws -> [UInt8] {
@@ -30,50 +10,17 @@ public struct Invitation: Codable, Sendable, Equatable {
     }
 }
 
-/// An invitation and the inviter's identity signature over it (`POST /v1/invitations`).
-@MemberwiseInit
-public struct SignedInvitation: Codable, Sendable, Equatable {
-    public var invitation: Invitation
-    public var signature: Data
-}
-
-/// The invitee's answer: their keys, signed with their identity key and with the invitation
-/// key from the token (proof that they hold the token the owner handed over).
-@MemberwiseInit
-public struct InvitationAcceptance: Codable, Sendable, Equatable {
-    public var invitationID: UUID
-    public var inviteeUserID: UUID
-    public var inviteeIdentityPublicKey: Data
-    public var inviteeAgreementPublicKey: Data
-    public var acceptedAt: Date
-
-
+extension InvitationAcceptance {
     /// What both the invitee's identity key and the invitation key sign.
     public func signingInput() throws -> [UInt8] {
         Array("rescind-invitation-acceptance-v1\n".utf8) + [UInt8](try CanonicalJSON.encode(self))
     }
 }
 
-/// An acceptance with both signatures (`POST /v1/invitations/{id}/acceptance`).
-@MemberwiseInit
-public struct SignedInvitationAcceptance: Codable, Sendable, Equatable {
-    public var acceptance: InvitationAcceptance
-    /// By the invitee's identity key.
-    public var identitySignature: Data
-    /// By the one-time invitation key whose seed is in the token.
-    public var invitationKeySignature: Data
-}
-
-/// An invitation as the service keeps it. The acceptance is shown to the inviter only.
-@MemberwiseInit
-public struct InvitationResponse: Codable, Sendable, Equatable {
+extension InvitationResponse {
     public enum Status: String, Codable, Sendable {
         case pending, accepted, expired
     }
-
-    public var invitation: SignedInvitation
-    public var status: Status
-    public var acceptance: SignedInvitationAcceptance? = nil
 }
 
 /// What the owner hands over in person: the invitation's id, the seed of its one-time key and

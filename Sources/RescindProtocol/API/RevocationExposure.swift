@@ -87,14 +87,3 @@ public struct RevocationExposure: Codable, Sendable, Equatable {
         }
     }
 }
-
-/// `GET /v1/revocations/{id}/exposure`: the stored exposure report, sealed to the owner who
-/// committed the revocation (`AnonymousSealedBox` to their X25519 key); only their client opens it.
-@MemberwiseInit
-public struct SealedRevocationExposure: Codable, Sendable, Equatable {
-    public var eventID: UUID
-    public var familyMemberID: UUID
-    public var sealedToUserID: UUID
-    public var sealedReport: Data
-    public var createdAt: Date
-}

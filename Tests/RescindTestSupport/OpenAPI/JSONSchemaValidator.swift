@@ -55,7 +55,8 @@ public struct JSONSchemaValidator: @unchecked Sendable {
     }
 
     private func check(_ value: Any, against schema: [String: Any], at path: String, into problems: inout [String]) {
-        for keyword in schema.keys where !Self.understood.contains(keyword) {
+        // `x-` keywords are OpenAPI extensions (the Swift names of the generated types): annotations.
+        for keyword in schema.keys where !Self.understood.contains(keyword) && !keyword.hasPrefix("x-") {
             problems.append("\(path): schema keyword \(keyword) is not supported by this validator")
         }
         if let reference = schema["$ref"] as? String {
