@@ -83,6 +83,9 @@ import Yams
         } throws: { error in
             "\(error)".contains(named)
         }
+    }
+
+    @Test func aDocumentWithoutSchemasFailsTheBuild() {
         #expect(throws: WireTypeGenerator.Failure.self) { _ = try WireTypeGenerator.generate(documents: [("empty.yaml", "openapi: 3.1.0\n")]) }
     }
 

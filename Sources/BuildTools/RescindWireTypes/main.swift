@@ -1,6 +1,6 @@
 import Foundation
 
-// rescind-wiretypes OUTPUT.swift DOCUMENT.yaml…: the build step of WireTypesPlugin.
+// RescindWireTypes OUTPUT.swift DOCUMENT.yaml…: the build step of WireTypesPlugin.
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count >= 2, let output = arguments.first else {
     FileHandle.standardError.write(Data("usage: RescindWireTypes OUTPUT.swift DOCUMENT.yaml...\n".utf8))
