@@ -43,4 +43,3 @@ extension RecoveryKeyChange {
         try Self.signingInput(userID: userID, recoveryPublicKey: recoveryPublicKey, previousRecoveryPublicKey: previousRecoveryPublicKey)
     }
 }
-

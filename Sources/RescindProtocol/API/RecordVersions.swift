@@ -1,4 +1,3 @@
-
 extension RecordVersion {
     public enum Kind: String, Codable, Sendable {
         /// The record was deleted.
